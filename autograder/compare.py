@@ -1,0 +1,120 @@
+"""Judge one returned value against the expected one, the way a careful TA would.
+
+Checks run in a fixed order: the value exists, it has an exact accepted type
+(a plain ``numpy.ndarray`` or a plain Python/NumPy number: subclasses and
+look-alikes are refused, since their comparisons can lie), then shape, dtype
+kind and finiteness, and only then the values. The first failing check gives
+the message; messages name the variable and never print the expected values.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from autograder.tolerances import VALUE_ATOL, VALUE_RTOL
+
+#: Stand-in for "the function returned nothing in this slot".
+MISSING = object()
+
+#: Plain number types a scalar answer may have (bool is deliberately absent).
+_NUMPY_NUMBER_TYPES = frozenset(
+    t for t in set(np.sctypeDict.values()) if issubclass(t, np.number)
+)
+PLAIN_NUMBER_TYPES = frozenset({int, float}) | _NUMPY_NUMBER_TYPES
+
+#: Human names for dtype kinds (``numpy.dtype.kind``).
+_KIND_NAMES = {"f": "floating-point", "i": "integer", "u": "integer", "b": "boolean", "c": "complex"}
+_KIND_ACCEPTS = {"f": "f", "i": "iu", "u": "iu", "b": "b"}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Outcome of one comparison: ``ok`` and, when not ok, what to fix."""
+
+    ok: bool
+    message: str = ""
+
+
+PASS = Verdict(True)
+
+
+def _missing(name: str, value) -> Verdict | None:
+    if value is MISSING:
+        return Verdict(False, f"`{name}` was not returned: check that your function returns it.")
+    if value is None:
+        return Verdict(False, f"`{name}` is None: the function probably has no `return` "
+                              "statement yet, or returns before computing it.")
+    return None
+
+
+def check_array(
+    name: str,
+    value,
+    expected: np.ndarray,
+    *,
+    rtol: float = VALUE_RTOL,
+    atol: float = VALUE_ATOL,
+    exact: bool = False,
+) -> Verdict:
+    """Compare ``value`` with the ``expected`` ndarray.
+
+    ``exact`` compares with ``array_equal`` (integer and boolean results);
+    otherwise ``allclose`` with ``rtol``/``atol``. The expected dtype kind
+    decides which kinds are accepted: any float for float, any integer for
+    integer, bool for bool.
+    """
+    if (v := _missing(name, value)) is not None:
+        return v
+    if type(value) is not np.ndarray:
+        return Verdict(False, f"`{name}` should be a numpy.ndarray but is a {type(value).__module__}."
+                              f"{type(value).__qualname__}: return a plain array (np.asarray(...)).")
+    if value.shape != expected.shape:
+        return Verdict(False, f"`{name}` has shape {value.shape} but should have shape "
+                              f"{expected.shape}: check which axes you reduce, reshape or transpose.")
+    want_kind = expected.dtype.kind
+    if value.dtype.kind not in _KIND_ACCEPTS.get(want_kind, want_kind):
+        return Verdict(False, f"`{name}` has dtype {value.dtype} but should be "
+                              f"{_KIND_NAMES.get(want_kind, want_kind)}.")
+    if value.dtype.kind in "fc" and not np.all(np.isfinite(value)):
+        bad = int(np.size(value) - np.count_nonzero(np.isfinite(value)))
+        return Verdict(False, f"`{name}` has {bad} non-finite entr{'y' if bad == 1 else 'ies'} "
+                              "(nan or inf): look for an overflowing exp or a log of 0.")
+    if exact:
+        wrong = int(np.count_nonzero(value != expected))
+    else:
+        close = np.isclose(value.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol)
+        wrong = int(close.size - np.count_nonzero(close))
+    if wrong:
+        return Verdict(False, f"`{name}` has the right shape and type, but {wrong} of {value.size} "
+                              "entries have wrong values.")
+    return PASS
+
+
+def check_number(
+    name: str,
+    value,
+    expected: float | int,
+    *,
+    rtol: float = VALUE_RTOL,
+    atol: float = VALUE_ATOL,
+    integer: bool = False,
+) -> Verdict:
+    """Compare a scalar answer: exact for ``integer``, else within ``rtol``/``atol``."""
+    if (v := _missing(name, value)) is not None:
+        return v
+    if type(value) not in PLAIN_NUMBER_TYPES:
+        return Verdict(False, f"`{name}` should be a plain number but is a {type(value).__module__}."
+                              f"{type(value).__qualname__}: return float(...) or int(...).")
+    if integer and not (isinstance(value, (int, np.integer))
+                        or (float(value).is_integer())):
+        return Verdict(False, f"`{name}` should be a whole number but is {value!r}.")
+    if not integer and not np.isfinite(float(value)):
+        return Verdict(False, f"`{name}` is {value!r}: look for an overflowing exp or a log of 0.")
+    if integer:
+        ok = int(value) == int(expected)
+    else:
+        ok = bool(np.isclose(float(value), float(expected), rtol=rtol, atol=atol))
+    if not ok:
+        return Verdict(False, f"`{name}` has the right type but the wrong value ({value!r}).")
+    return PASS

@@ -1,0 +1,91 @@
+"""Does the comparison helper check existence, type, shape, dtype, finiteness, then values?"""
+import numpy as np
+import pytest
+
+from autograder.compare import MISSING, check_array, check_number
+
+EXPECTED = np.array([[0.1, 0.2], [0.3, 0.4]])
+
+
+class LyingArray(np.ndarray):
+    """An ndarray subclass whose comparisons always say 'equal'."""
+
+    def __eq__(self, other):
+        return np.ones(self.shape, dtype=bool)
+
+
+class LyingFloat(float):
+    def __eq__(self, other):
+        return True
+
+
+def test_correct_array_passes():
+    assert check_array("probs", EXPECTED.copy(), EXPECTED).ok
+
+
+@pytest.mark.parametrize("value, fragment", [
+    (MISSING, "was not returned"),
+    (None, "is None"),
+    ([[0.1, 0.2], [0.3, 0.4]], "should be a numpy.ndarray"),
+    (EXPECTED.view(LyingArray), "LyingArray"),
+    (np.ma.masked_array(EXPECTED), "MaskedArray"),
+    (EXPECTED.T.reshape(4), "shape (4,)"),
+    (EXPECTED.astype(np.int64), "dtype int64"),
+    (np.array([[0.1, np.inf], [0.3, np.nan]]), "2 non-finite entries"),
+    (EXPECTED * 2, "4 of 4 entries have wrong values"),
+])
+def test_array_failures_name_the_variable_and_the_problem(value, fragment):
+    verdict = check_array("probs", value, EXPECTED)
+    assert not verdict.ok
+    assert "`probs`" in verdict.message
+    assert fragment in verdict.message
+
+
+def test_checks_run_in_order_type_before_shape():
+    verdict = check_array("probs", np.ones(3).view(LyingArray), EXPECTED)
+    assert "numpy.ndarray" in verdict.message   # the type problem is reported, not the shape
+
+
+def test_array_message_never_prints_expected_values():
+    verdict = check_array("probs", EXPECTED + 1.0, EXPECTED)
+    assert "0.1" not in verdict.message and "0.4" not in verdict.message
+
+
+def test_float32_values_are_accepted_as_floating_point():
+    assert check_array("probs", EXPECTED.astype(np.float32), EXPECTED, rtol=1e-6, atol=1e-7).ok
+
+
+def test_integer_arrays_compare_exactly_and_accept_any_integer_dtype():
+    expected = np.array([3, 1, 2])
+    assert check_array("yb", expected.astype(np.int32), expected, exact=True).ok
+    assert not check_array("yb", np.array([3, 1, 3]), expected, exact=True).ok
+
+
+@pytest.mark.parametrize("value", [2.154435, np.float64(2.154435), np.float32(2.154435)])
+def test_plain_numbers_are_accepted(value):
+    assert check_number("ppl", value, 2.154435, rtol=1e-6).ok
+
+
+def test_a_plain_int_is_a_number_but_can_be_wrong():
+    verdict = check_number("ppl", 2, 2.154435)
+    assert not verdict.ok and "wrong value" in verdict.message
+
+
+@pytest.mark.parametrize("value, fragment", [
+    (MISSING, "was not returned"),
+    (None, "is None"),
+    (LyingFloat(1.0), "LyingFloat"),
+    (True, "bool"),
+    (np.array(2.154435), "ndarray"),
+    (float("nan"), "nan"),
+])
+def test_number_failures(value, fragment):
+    verdict = check_number("ppl", value, 2.154435)
+    assert not verdict.ok
+    assert "`ppl`" in verdict.message and fragment in verdict.message
+
+
+def test_integer_answers_compare_exactly():
+    assert check_number("total", 116534784, 116534784, integer=True).ok
+    assert not check_number("total", 116534785, 116534784, integer=True).ok
+    assert not check_number("total", 1.5, 2, integer=True).ok
