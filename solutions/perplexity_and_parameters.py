@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from solutions.lm_head import cross_entropy_loss
-
 
 def sequence_log_prob(cond_probs) -> float:
     """Log-probability of a sequence from its chain-rule conditionals.
@@ -47,16 +45,19 @@ def masked_cross_entropy(
         positions and exactly 0 at padding.
     """
     B, T, V = logits.shape
-    keep = np.asarray(mask).astype(bool).reshape(B * T)           # (N,)
+    N = B * T
+    keep = np.asarray(mask).astype(bool).reshape(N)                # (N,)
     M = int(keep.sum())
-    dlogits = np.zeros((B * T, V), dtype=np.float64)
-    if M == 0:
-        return 0.0, dlogits.reshape(B, T, V)
-    flat = np.asarray(logits, dtype=np.float64).reshape(B * T, V)[keep]   # (M, V)
-    tgt = np.asarray(targets).reshape(B * T)[keep]                        # (M,)
-    loss, d_kept = cross_entropy_loss(flat[None], tgt[None])             # mean over M
-    dlogits[keep] = d_kept[0]
-    return loss, dlogits.reshape(B, T, V)
+    flat = np.asarray(logits, dtype=np.float64).reshape(N, V)     # (N, V)
+    tgt = np.where(keep, np.asarray(targets).reshape(N), 0)       # padding ids may be anything
+    shifted = flat - flat.max(axis=1, keepdims=True)
+    log_z = np.log(np.exp(shifted).sum(axis=1))                   # (N,)
+    nll = log_z - shifted[np.arange(N), tgt]                      # (N,)
+    loss = float(nll[keep].sum() / M) if M else 0.0
+    dflat = np.exp(shifted - log_z[:, None])                      # softmax, (N, V)
+    dflat[np.arange(N), tgt] -= 1.0
+    dflat *= keep[:, None] / max(M, 1)                            # padding gets exactly 0
+    return loss, dflat.reshape(B, T, V)
 
 
 def tied_lm_head(hidden: np.ndarray, E: np.ndarray) -> np.ndarray:

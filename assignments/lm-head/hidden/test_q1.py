@@ -1,0 +1,36 @@
+"""Hidden tests for question 1: next_token_batch."""
+import numpy as np
+import pytest
+
+import solutions as ref
+from autograder.compare import check_array
+from autograder.judge import call, expect, unpack
+
+
+def _inputs(rng, length, B, T, dtype):
+    data = rng.integers(0, 50, size=length).astype(dtype)
+    ix = rng.integers(0, length - T - 1, size=B)
+    return data, ix, T
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("B, T, dtype", [(4, 8, np.int64), (1, 1, np.int32), (3, 17, np.int16)])
+def test_batch_matches_reference(student, rng, B, T, dtype):
+    args = _inputs(rng, 300, B, T, dtype)
+    out = call(student, "next_token_batch", *args)
+    xb, yb = unpack(out, "next_token_batch", ("xb", "yb"))
+    want_x, want_y = ref.next_token_batch(*args)
+    make_args = lambda: args
+    expect(check_array("xb", xb, want_x, exact=True), function="next_token_batch", make_args=make_args, output=out)
+    expect(check_array("yb", yb, want_y, exact=True), function="next_token_batch", make_args=make_args, output=out)
+
+
+@pytest.mark.points(1)
+def test_last_valid_offset(student, rng):
+    data = np.arange(40, dtype=np.int64)
+    args = (data, np.array([0, 40 - 9 - 1]), 9)
+    out = call(student, "next_token_batch", *args)
+    xb, yb = unpack(out, "next_token_batch", ("xb", "yb"))
+    want_x, want_y = ref.next_token_batch(*args)
+    expect(check_array("yb", yb, want_y, exact=True), function="next_token_batch",
+           make_args=lambda: args, output=out)

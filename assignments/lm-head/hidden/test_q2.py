@@ -1,0 +1,16 @@
+"""Hidden tests for question 2: lm_head."""
+import numpy as np
+import pytest
+
+import solutions as ref
+from autograder.compare import check_array
+from autograder.judge import call, expect
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("B, T, C, V", [(4, 8, 16, 24), (1, 1, 3, 5), (2, 5, 7, 7)])
+def test_logits_match_reference(student, rng, B, T, C, V):
+    args = (rng.standard_normal((B, T, C)), rng.standard_normal((C, V)), rng.standard_normal(V))
+    out = call(student, "lm_head", *args)
+    expect(check_array("logits", out, ref.lm_head(*args)), function="lm_head",
+           make_args=lambda: args, output=out)

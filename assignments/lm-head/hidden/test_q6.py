@@ -1,0 +1,33 @@
+"""Hidden tests for question 6: numerical_gradient and max_rel_err."""
+import numpy as np
+import pytest
+
+import solutions as ref
+from autograder.compare import check_array, check_number
+from autograder.judge import call, expect
+
+
+def _cubic(x):
+    return float(np.sum(x ** 3) + np.sum(np.sin(x)))
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("shape, eps", [((5,), 1e-6), ((2, 3), 1e-3), ((1, 1, 4), 1e-2)])
+def test_numerical_gradient_matches_central_differences(student, rng, shape, eps):
+    # A large eps makes a one-sided difference visibly different from a
+    # central one (O(eps) against O(eps^2) error).
+    args = (_cubic, rng.standard_normal(shape), eps)
+    out = call(student, "numerical_gradient", *args)
+    expect(check_array("grad", out, ref.numerical_gradient(_cubic, args[1].copy(), eps), rtol=1e-7, atol=1e-9),
+           function="numerical_gradient", make_args=lambda: (args[0], args[1].copy(), eps), output=out)
+
+
+@pytest.mark.points(1)
+def test_max_rel_err_matches_definition(student, rng):
+    a = rng.standard_normal((3, 4))
+    n = a + rng.standard_normal((3, 4)) * 1e-3
+    n[0, 0] = a[0, 0] = 0.0
+    args = (a, n)
+    out = call(student, "max_rel_err", *args)
+    expect(check_number("max_rel_err", out, ref.max_rel_err(*args)), function="max_rel_err",
+           make_args=lambda: args, output=out)

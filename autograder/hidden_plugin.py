@@ -1,0 +1,89 @@
+"""The pytest plugin that runs a hidden test module against one student.
+
+It provides the fixtures hidden tests use (``student``, ``rng``, ``sizes``,
+``hidden_seed``) and records one verdict per test item: passed, or the
+feedback message of the first failure. Tracebacks are never kept, since they
+would show hidden inputs.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from autograder.judge import Feedback
+
+
+@dataclass
+class ItemResult:
+    """One hidden test's verdict."""
+
+    nodeid: str
+    passed: bool
+    message: str = ""
+
+
+@dataclass
+class HiddenSuitePlugin:
+    """Fixtures and result capture for one run of the hidden tests."""
+
+    student: Any
+    hidden_seed: int
+    sizes: dict = field(default_factory=dict)
+    results: dict[str, ItemResult] = field(default_factory=dict)
+
+    def pytest_configure(self, config):
+        config.addinivalue_line("markers", "points(n): the test's weight within its question")
+
+    @pytest.fixture(name="student")
+    def _student(self):
+        return self.student
+
+    @pytest.fixture(name="hidden_seed")
+    def _hidden_seed(self):
+        return self.hidden_seed
+
+    @pytest.fixture(name="sizes")
+    def _sizes(self):
+        return dict(self.sizes)
+
+    @pytest.fixture(name="rng")
+    def _rng(self, request):
+        # Seeded by the test's name too, so each test's inputs are fixed
+        # whatever order the tests run in or which of them are selected.
+        return np.random.default_rng([self.hidden_seed, zlib.crc32(request.node.name.encode())])
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.when == "call" or report.failed:
+            message = ""
+            if call.excinfo is not None and report.failed:
+                exc = call.excinfo.value
+                message = str(exc) if isinstance(exc, Feedback) else \
+                    f"the test stopped with {type(exc).__name__}: {exc}"
+            if item.nodeid not in self.results or report.failed:
+                self.results[item.nodeid] = ItemResult(item.nodeid, report.passed, message)
+
+
+def run_hidden_module(path: str, plugin: HiddenSuitePlugin, select: list[str] | None = None) -> dict[str, ItemResult]:
+    """Run the hidden test module at ``path`` with ``plugin``; return results by test name."""
+    # Plain asserts (no rewriting, so no values in messages), no conftest or
+    # ini file from the submission's folder, no cache written next to it.
+    folder = Path(path).resolve().parent
+    args = [str(path), "-q", "--no-header", "-s", "--assert=plain", "--noconftest",
+            "-p", "no:cacheprovider", "-p", "no:randomly", "--rootdir", str(folder),
+            "-c", os.devnull, "-W", "ignore"]
+    if select:
+        args += ["-k", " or ".join(select)]
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        pytest.main(args, plugins=[plugin])
+    return {nodeid.split("::")[-1]: result for nodeid, result in plugin.results.items()}

@@ -1,0 +1,86 @@
+"""What hidden tests use to call a student's function and judge its output.
+
+Every failure is raised as ``Feedback``, whose message is written for the
+student: it names the function and the variable, says what is wrong and,
+where the output matches a known mistake, names that mistake. Messages never
+contain hidden inputs or expected values.
+"""
+from __future__ import annotations
+
+import copy
+import inspect
+from typing import Any, Callable
+
+import numpy as np
+
+from autograder.compare import Verdict
+
+
+class Feedback(AssertionError):
+    """A hidden test failed; the message is meant for the student."""
+
+
+def _function(student: Any, name: str) -> Callable:
+    fn = getattr(student, name, None)
+    if fn is None:
+        raise Feedback(f"`{name}` is not defined: run the cell that defines it, and keep its name.")
+    if not callable(fn):
+        raise Feedback(f"`{name}` should be a function but is a {type(fn).__name__}.")
+    return fn
+
+
+def _param_names(fn: Callable, count: int) -> list[str]:
+    try:
+        names = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        names = []
+    return (names + [f"argument {i + 1}" for i in range(len(names), count)])[:count]
+
+
+def call(student: Any, name: str, *args: Any) -> Any:
+    """Call the student's ``name`` on copies of ``args`` and return its output.
+
+    Raises ``Feedback`` when the function is missing, raises, or changes an
+    array argument in place (the caller's arrays are never touched).
+    """
+    fn = _function(student, name)
+    given = copy.deepcopy(args)
+    try:
+        output = fn(*given)
+    except Exception as exc:  # the student's error, reported as feedback
+        raise Feedback(f"`{name}` raised {type(exc).__name__}: {exc}") from None
+    for param, before, after in zip(_param_names(fn, len(args)), args, given):
+        if isinstance(before, np.ndarray) and not (
+            isinstance(after, np.ndarray) and after.shape == before.shape
+            and np.array_equal(after, before, equal_nan=before.dtype.kind == "f")
+        ):
+            raise Feedback(f"`{name}` changed its input `{param}` in place. Work on a copy "
+                           "(for example `x = x - x.max(...)` rather than `x -= ...`).")
+    return output
+
+
+def unpack(output: Any, function: str, names: tuple[str, ...]) -> tuple:
+    """Check that ``output`` is a tuple of ``len(names)`` and return it."""
+    if not isinstance(output, (tuple, list)) or len(output) != len(names):
+        got = f"a {type(output).__name__}" if not isinstance(output, (tuple, list)) else \
+            f"{len(output)} values"
+        raise Feedback(f"`{function}` should return {len(names)} values ({', '.join(names)}), got {got}.")
+    return tuple(output)
+
+
+def expect(verdict: Verdict, *, function: str | None = None,
+           make_args: Callable[[], tuple] | None = None, output: Any = None) -> None:
+    """Raise ``Feedback`` if ``verdict`` failed, naming a matching known mistake if any.
+
+    ``make_args`` rebuilds the call's inputs so the catalogue of mistakes can
+    be run on exactly the same data as the student's function.
+    """
+    if verdict.ok:
+        return
+    message = verdict.message
+    if function is not None and make_args is not None:
+        from autograder.diagnosis import diagnose, feedback_for
+        mistakes = diagnose(function, make_args, output)
+        if mistakes:
+            message += "\n\n" + feedback_for(mistakes)
+    raise Feedback(message)
