@@ -1,0 +1,208 @@
+"""Name the known mistake behind a failed hidden test.
+
+When a hidden test fails, :func:`diagnose` runs every catalogued mistake for
+that function (``autograder.mistakes``) on fresh copies of the same inputs and
+keeps those whose output reproduces the student's. :func:`feedback_for` turns
+the matches into Markdown built only from the catalogue's titles and
+explanations, so no message can reveal a hidden input or an expected value.
+
+A mistake is only reported where it is distinguishable from the reference on
+the test's inputs: a softmax without max subtraction is right for small
+logits, and blaming it there would be wrong.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+import solutions
+from autograder.mistakes import Mistake, mistakes_for
+from autograder.tolerances import VALUE_ATOL, VALUE_RTOL
+
+#: Tolerance for "were the arguments changed?". Much tighter than the value
+#: tolerance because the changes to catch can be as small as a finite-difference
+#: step (1e-6 on entries of size 1), while an entry perturbed and put back with
+#: ``+=``/``-=`` differs from the original only by round-off (~1e-16 relative).
+ARGS_RTOL = 1e-12
+ARGS_ATOL = 1e-15
+
+__all__ = ["diagnose", "feedback_for", "values_match"]
+
+
+# --------------------------------------------------------------------------
+# structural comparison
+# --------------------------------------------------------------------------
+
+def _is_number(x: Any) -> bool:
+    """Plain or NumPy scalar, or a 0-d array (a loss returned as ``np.mean(...)``)."""
+    if isinstance(x, np.ndarray):
+        return x.ndim == 0 and x.dtype.kind in "biuf"
+    return isinstance(x, (bool, int, float, np.number, np.bool_))
+
+
+def _numbers_match(a: Any, b: Any, rtol: float, atol: float) -> bool:
+    """Integers exactly; floats with tolerance; any two non-finite values match.
+
+    Overflow shows up as nan or as ±inf depending on the order of operations,
+    so all non-finite results count as the same symptom.
+    """
+    a, b = (x.item() if isinstance(x, (np.ndarray, np.generic)) else x for x in (a, b))
+    if isinstance(a, (bool, int)) and isinstance(b, (bool, int)):
+        return int(a) == int(b)
+    fa, fb = float(a), float(b)
+    if not (math.isfinite(fa) and math.isfinite(fb)):
+        return not math.isfinite(fa) and not math.isfinite(fb)
+    return math.isclose(fa, fb, rel_tol=rtol, abs_tol=atol)
+
+
+def _arrays_match(a: Any, b: Any, rtol: float, atol: float) -> bool:
+    """Same shape, both boolean or both numeric, then values.
+
+    Integer arrays compare exactly; otherwise float64 ``allclose`` where both
+    are finite, and the non-finite entries must sit at the same places.
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    if (a.dtype.kind == "b") != (b.dtype.kind == "b"):
+        return False                      # a 0/1 float mask is not a boolean mask
+    if a.dtype.kind not in "biuf" or b.dtype.kind not in "biuf":
+        return False
+    if a.dtype.kind in "biu" and b.dtype.kind in "biu":
+        return bool(np.array_equal(a, b))
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    finite_a, finite_b = np.isfinite(a64), np.isfinite(b64)
+    if not np.array_equal(finite_a, finite_b):
+        return False
+    return bool(np.allclose(a64[finite_a], b64[finite_b], rtol=rtol, atol=atol))
+
+
+def values_match(a: Any, b: Any, *, rtol: float = VALUE_RTOL, atol: float = VALUE_ATOL) -> bool:
+    """Structural comparison of two results (or two argument tuples).
+
+    Tuples and lists elementwise (either kind), dicts by key, ndarrays by
+    shape then values, numbers by ``isclose``; NaN and inf match any
+    non-finite value. Two callables always match: they are arguments such as
+    the ``f`` of ``numerical_gradient``, which cannot be compared. Anything
+    that cannot be compared counts as a mismatch rather than raising.
+    """
+    try:
+        if callable(a) and callable(b):
+            return True
+        if isinstance(a, dict) or isinstance(b, dict):
+            return (isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys()
+                    and all(values_match(a[k], b[k], rtol=rtol, atol=atol) for k in a))
+        if _is_number(a) and _is_number(b):
+            return _numbers_match(a, b, rtol, atol)
+        if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+            return _arrays_match(a, b, rtol, atol)
+        if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+            return len(a) == len(b) and all(values_match(x, y, rtol=rtol, atol=atol) for x, y in zip(a, b))
+        return type(a) is type(b) and bool(a == b)
+    except Exception:                     # exotic student objects: no match, never a crash
+        return False
+
+
+def _args_match(a: tuple, b: tuple) -> bool:
+    return values_match(a, b, rtol=ARGS_RTOL, atol=ARGS_ATOL)
+
+
+# --------------------------------------------------------------------------
+# running implementations
+# --------------------------------------------------------------------------
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Silence the overflow and divide warnings that several mistakes produce."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _run(implementation: Callable, make_args: Callable[[], tuple]) -> tuple[Any, tuple] | None:
+    """Call ``implementation`` on fresh arguments: (output, arguments after), or None if it raised."""
+    args = tuple(make_args())
+    try:
+        with _quiet():
+            return implementation(*args), args
+    except Exception:                     # a mistake that crashes on these inputs does not match
+        return None
+
+
+def diagnose(
+    function: str,
+    make_args: Callable[[], tuple],
+    student_output: Any,
+    *,
+    student_args_after: tuple | None = None,
+) -> list[Mistake]:
+    """Catalogued mistakes that reproduce the student's result on one test's inputs.
+
+    Args:
+        function: the student-API function that failed, e.g. ``"cross_entropy_loss"``.
+        make_args: returns a fresh tuple of the test's arguments on every call
+            (fresh so that a mistake that changes its inputs cannot affect the next).
+        student_output: what the student's function returned on those arguments.
+        student_args_after: the student's arguments after the call, if the test
+            kept them; this is what recognizes mistakes that change their inputs.
+
+    Returns:
+        The matching mistakes in catalogue order (usually none or one). Empty
+        when the student's result equals the reference's: the test failed for
+        another reason (a type or dtype, say) that no catalogued mistake explains.
+
+    Raises:
+        ValueError: ``function`` is not a student-API function.
+
+    A mistake is skipped when it gives the reference's result on these inputs.
+    A mistake that changes its own arguments matches only if the student's
+    arguments were changed too (in whatever way: the cause is the same).
+    """
+    candidates = mistakes_for(function)          # also rejects a misspelled function name
+    reference = getattr(solutions, function)
+    ref_run = _run(reference, make_args)
+    if ref_run is None:
+        return []
+    ref_output, pristine_args = ref_run   # the reference never changes its arguments
+    know_args = student_args_after is not None
+    student_mutated = know_args and not _args_match(tuple(student_args_after), pristine_args)
+
+    if values_match(student_output, ref_output) and not student_mutated:
+        return []
+
+    found = []
+    for m in candidates:
+        run = _run(m.implementation, make_args)
+        if run is None:
+            continue
+        output, args_after = run
+        mutates = not _args_match(args_after, pristine_args)
+        if mutates and know_args:
+            if student_mutated and values_match(output, student_output):
+                found.append(m)
+            continue
+        if values_match(output, ref_output):
+            continue                      # indistinguishable from a correct answer here
+        if values_match(output, student_output):
+            found.append(m)
+    return found
+
+
+def feedback_for(mistakes: list[Mistake]) -> str:
+    """Markdown naming each matched mistake with its explanation ('' for none).
+
+    Built from catalogue text only: never from inputs, outputs or expected values.
+    """
+    if not mistakes:
+        return ""
+    if len(mistakes) == 1:
+        header = "Your result matches a known mistake:"
+    else:
+        header = ("Your result matches several known mistakes, which give the same "
+                  "result on this test:")
+    items = [f"- **{m.title}.** {m.explanation}" for m in mistakes]
+    return "\n".join([header, "", *items])
