@@ -12,6 +12,7 @@ logits, and blaming it there would be wrong.
 """
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 from contextlib import contextmanager
@@ -124,8 +125,13 @@ def _quiet() -> Iterator[None]:
 
 
 def _run(implementation: Callable, make_args: Callable[[], tuple]) -> tuple[Any, tuple] | None:
-    """Call ``implementation`` on fresh arguments: (output, arguments after), or None if it raised."""
-    args = tuple(make_args())
+    """Call ``implementation`` on fresh arguments: (output, arguments after), or None if it raised.
+
+    The arguments are deep-copied as well, so a ``make_args`` that hands back
+    the same arrays every time still cannot let one mistake's in-place
+    change leak into the next run.
+    """
+    args = copy.deepcopy(tuple(make_args()))
     try:
         with _quiet():
             return implementation(*args), args
@@ -144,8 +150,9 @@ def diagnose(
 
     Args:
         function: the student-API function that failed, e.g. ``"cross_entropy_loss"``.
-        make_args: returns a fresh tuple of the test's arguments on every call
-            (fresh so that a mistake that changes its inputs cannot affect the next).
+        make_args: returns the test's arguments as a tuple; it is called once
+            per implementation run and its result is deep-copied, so a mistake
+            that changes its inputs cannot affect the next.
         student_output: what the student's function returned on those arguments.
         student_args_after: the student's arguments after the call, if the test
             kept them; this is what recognizes mistakes that change their inputs.

@@ -466,3 +466,13 @@ def test_alternative_matches_reference(alternative, function, label):
     _assert_like_reference(function, output, expected)
     assert values_match(args_after, make(), rtol=ARGS_RTOL, atol=ARGS_ATOL), "inputs were changed"
     assert diagnose(function, make, output, student_args_after=args_after) == []
+
+
+def test_diagnose_copies_arguments_it_is_given():
+    """With a make_args that returns the same arrays each time, do in-place mistakes leave them intact?"""
+    args = INPUTS["cross_entropy_loss"]["small"]()
+    before = [a.copy() for a in args]
+    output, _ = _run(MISTAKES["loss-summed"].implementation, lambda: tuple(a.copy() for a in args))
+    found = diagnose("cross_entropy_loss", lambda: args, output)
+    assert [m.name for m in found] == ["loss-summed"]
+    assert all(np.array_equal(a, b) for a, b in zip(args, before))
