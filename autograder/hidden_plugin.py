@@ -30,7 +30,7 @@ class ItemResult:
     message: str = ""
 
 
-@dataclass
+@dataclass(eq=False)   # pytest registers plugins in sets: keep identity hashing
 class HiddenSuitePlugin:
     """Fixtures and result capture for one run of the hidden tests."""
 
@@ -79,7 +79,8 @@ def run_hidden_module(path: str, plugin: HiddenSuitePlugin, select: list[str] | 
     # Plain asserts (no rewriting, so no values in messages), no conftest or
     # ini file from the submission's folder, no cache written next to it.
     folder = Path(path).resolve().parent
-    args = [str(path), "-q", "--no-header", "-s", "--assert=plain", "--noconftest",
+    args = [str(path), "-q", "--no-header", "-s", "--assert=plain", "--noconftest", "--color=no",
+            "--import-mode=importlib",
             "-p", "no:cacheprovider", "-p", "no:randomly", "--rootdir", str(folder),
             "-c", os.devnull, "-W", "ignore"]
     if select:

@@ -1,0 +1,140 @@
+"""Render an assignment into an otter-assign master notebook.
+
+Cell text comes from jinja2 templates (``StrictUndefined``, so a missing
+variable is a build error, not an empty string); the notebook is assembled
+with nbformat, never by templating raw ``.ipynb`` JSON.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+from pathlib import Path
+
+import jinja2
+import nbformat
+
+from autograder.build.config import AssignmentSettings
+from autograder.build.hidden_items import HiddenItem, collect_hidden_items
+from autograder.build.source import solution_cell_source
+from autograder.errors import BuildError
+from autograder.resources import templates_dir
+from solutions import corpus
+
+#: Folder (inside the autograder zip's files/) holding the hidden suite and its runtime.
+SUPPORT_DIR = "lmhead_support"
+
+KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+
+
+def _environment(folder: Path) -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader([str(folder), str(templates_dir())]),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=False,
+        autoescape=False,
+    )
+
+
+def _public_values(settings: AssignmentSettings) -> dict:
+    """Expected values of the public tests, computed by the assignment's ``public_values.py``."""
+    path = settings.spec.folder / "public_values.py"
+    if not path.is_file():
+        return {}
+    spec = importlib.util.spec_from_file_location(f"_public_values_{settings.name.replace('-', '_')}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.values(dict(settings.sizes), settings.public_seed)
+
+
+def split_test_functions(source: str, where: str) -> list[str]:
+    """Split rendered public-test text into one source string per top-level function."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise BuildError(f"{where} does not render to valid Python: {exc}") from None
+    lines = source.splitlines()
+    chunks = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            raise BuildError(f"{where}: public tests may only contain test functions "
+                             f"(line {node.lineno} is a {type(node).__name__})")
+        chunks.append("\n".join(lines[node.lineno - 1: node.end_lineno]))
+    return chunks
+
+
+def _render(env: jinja2.Environment, name: str, context: dict, where: str) -> str:
+    try:
+        return env.get_template(name).render(**context).strip("\n")
+    except jinja2.TemplateNotFound:
+        raise BuildError(f"template {name} not found for {where}") from None
+    except jinja2.UndefinedError as exc:
+        raise BuildError(f"{where}: template {name} uses an undefined value ({exc.message})") from None
+
+
+def render_master(settings: AssignmentSettings) -> tuple[nbformat.NotebookNode, list[HiddenItem]]:
+    """The master notebook for ``settings`` and the hidden items it runs, in order."""
+    spec = settings.spec
+    env = _environment(spec.folder)
+    base = {
+        "name": spec.name,
+        "course_title": settings.course_title,
+        "assignment_title": spec.title,
+        "due_date": settings.due_date,
+        "sizes": settings.sizes,
+        "public_seed": settings.public_seed,
+        "support_dir": SUPPORT_DIR,
+        "corpus_sentences": list(corpus._SENTENCES),
+        "corpus_repeats": 20,
+        "v": _public_values(settings),
+    }
+    raw, md, code = nbformat.v4.new_raw_cell, nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    cells = [
+        raw(_render(env, "notebook/assignment_config.yaml.j2", base, spec.name)),
+        md(_render(env, spec.intro, base, spec.name)),
+        code(_render(env, "cells/setup.py.j2", base, spec.name)),
+    ]
+    all_items: list[HiddenItem] = []
+    for q in settings.questions:
+        where = f"{spec.name} {q.name}"
+        context = {**base, "question_title": q.title, "points": _format_points(q.points)}
+        public = split_test_functions(_render(env, f"public/{q.name}.py.j2", context, where), where)
+        items = collect_hidden_items(spec.folder, q.name, q.points)
+        all_items += items
+        points = [0] * len(public) + [item.points for item in items]
+        cells.append(raw(_render(env, "notebook/question_config.yaml.j2",
+                                 {"name": q.name, "points": points}, where)))
+        cells.append(md(_render(env, f"questions/{q.name}.md.j2", context, where)))
+        cells.append(raw("# BEGIN SOLUTION"))
+        for function in q.functions:
+            cells.append(code(solution_cell_source(spec.solutions_module, function)))
+        cells.append(raw("# END SOLUTION"))
+        cells.append(raw("# BEGIN TESTS"))
+        cells += [code(test) for test in public]
+        for index, item in enumerate(items, start=1):
+            cells.append(code(_render(env, "notebook/hidden_test_cell.py.j2", {
+                "index": index, "question": q.name, "test_name": item.test_name,
+                "support_dir": SUPPORT_DIR}, where)))
+        cells.append(raw("# END TESTS"))
+        cells.append(raw("# END QUESTION"))
+        after = spec.folder / "cells" / f"after_{q.name}.py.j2"
+        if after.is_file():
+            cells.append(code(_render(env, f"cells/after_{q.name}.py.j2", context, where)))
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook.metadata["kernelspec"] = dict(KERNELSPEC)
+    notebook.metadata["language_info"] = {"name": "python"}
+    return notebook, all_items
+
+
+def _format_points(points: float) -> str:
+    return f"{points:g}"
+
+
+def hidden_config(settings: AssignmentSettings) -> str:
+    """The JSON the hidden suite reads at grading time (seed, sizes, questions)."""
+    return json.dumps({
+        "assignment": settings.name,
+        "hidden_seed": settings.hidden_seed,
+        "sizes": settings.sizes,
+        "questions": [q.name for q in settings.questions],
+    }, indent=2, sort_keys=True) + "\n"

@@ -1,0 +1,57 @@
+"""The two otter commands the build relies on, run as subprocesses.
+
+``otter assign`` turns the master notebook into the student and autograder
+folders; ``otter run`` grades a notebook with the built zip exactly as an
+instructor (or Gradescope) would, which is what the build's self-check needs.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from autograder.errors import BuildError
+
+#: Generous bound on one otter subprocess; a healthy run takes a few seconds.
+OTTER_TIMEOUT_S = 300
+
+
+def _otter() -> list[str]:
+    exe = shutil.which("otter", path=str(Path(sys.executable).parent)) or shutil.which("otter")
+    if exe is None:
+        raise BuildError("the `otter` command is not installed: pip install 'otter-grader[grading]==7.0.*'")
+    return [exe]
+
+
+def otter_assign(master: Path, dist: Path) -> None:
+    """Run ``otter assign`` on ``master`` into ``dist`` (no PDFs; the build verifies itself)."""
+    cmd = _otter() + ["assign", "--no-pdfs", "--no-run-tests", str(master), str(dist)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=master.parent, timeout=OTTER_TIMEOUT_S)
+    if proc.returncode != 0:
+        raise BuildError(f"otter assign failed for {master.name}:\n{_tail(proc)}")
+
+
+def otter_run(autograder_zip: Path, submission: Path) -> dict:
+    """Grade ``submission`` with ``otter run`` and return its results.json as a dict."""
+    with tempfile.TemporaryDirectory(prefix="lmhead-verify-") as out:
+        cmd = _otter() + ["run", "-a", str(autograder_zip), "-o", out, str(submission)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=OTTER_TIMEOUT_S)
+        results = Path(out) / "results.json"
+        if proc.returncode != 0 or not results.is_file():
+            raise BuildError(f"otter run could not grade {submission.name}:\n{_tail(proc)}")
+        return json.loads(results.read_text(encoding="utf-8"))
+
+
+def score_of(results: dict) -> tuple[float, float]:
+    """(score, possible) of an otter results.json, summed over the graded tests."""
+    graded = [t for t in results.get("tests", []) if t.get("max_score") is not None]
+    score = results.get("score", sum(float(t.get("score") or 0) for t in graded))
+    return float(score), float(sum(float(t["max_score"]) for t in graded))
+
+
+def _tail(proc: subprocess.CompletedProcess, lines: int = 25) -> str:
+    text = (proc.stdout or "") + (proc.stderr or "")
+    return "\n".join(text.strip().splitlines()[-lines:])

@@ -1,0 +1,172 @@
+"""Build assignments end to end and publish only what verified.
+
+Everything is built in a scratch folder; ``DIR/<name>`` is replaced only
+after the whole assignment built and passed its self-check, so a failed
+build never leaves a half-written or broken assignment behind.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import nbformat
+
+import autograder
+import solutions
+from autograder.build.config import AssignmentSettings, resolve_settings
+from autograder.build.master import SUPPORT_DIR, hidden_config, render_master
+from autograder.build.otter_steps import otter_assign, otter_run, score_of
+from autograder.errors import BuildError
+
+#: Parts of the ``autograder`` package the hidden suite needs at grading time;
+#: the build pipeline and the command line stay out of the zip.
+_RUNTIME_EXCLUDE = {"build", "cli.py", "cli_questions.py", "resources.py", "__pycache__"}
+
+#: Fixed timestamp for zip members, so two builds give identical zips.
+_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What one assignment's build produced and how its self-check went."""
+
+    name: str
+    student: Path
+    solution: Path
+    autograder_zip: Path
+    seconds: float
+    solution_score: tuple[float, float] | None    # None when verification was skipped
+    student_score: tuple[float, float] | None
+
+
+def _copy_package(package_dir: Path, dest: Path, exclude: set[str] = frozenset()) -> None:
+    def ignore(folder, names):
+        return [n for n in names if n in exclude or n == "__pycache__" or n.endswith(".pyc")]
+    shutil.copytree(package_dir, dest, ignore=ignore)
+
+
+def _write_support(settings: AssignmentSettings, support: Path) -> None:
+    """The folder shipped in the zip: runtime packages, hidden tests, hidden config."""
+    _copy_package(Path(autograder.__file__).parent, support / "autograder", _RUNTIME_EXCLUDE)
+    _copy_package(Path(solutions.__file__).parent, support / "solutions")
+    hidden = support / "hidden"
+    hidden.mkdir()
+    for q in settings.questions:
+        shutil.copy2(settings.spec.folder / "hidden" / f"test_{q.name}.py", hidden / f"test_{q.name}.py")
+    (support / "hidden_config.json").write_text(hidden_config(settings), encoding="utf-8")
+
+
+def _normalize_notebook(path: Path) -> None:
+    """Give cells stable ids so two builds write identical notebooks."""
+    nb = nbformat.read(path, as_version=4)
+    for index, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{index:03d}"
+    nbformat.write(nb, path)
+
+
+def _normalize_zip(source: Path, dest: Path) -> None:
+    """Rewrite a zip with sorted members and fixed timestamps."""
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as zout:
+        for name in sorted(zin.namelist()):
+            if name.endswith("/") or "__pycache__" in name:
+                continue
+            info = zipfile.ZipInfo(name, date_time=_ZIP_DATE)
+            info.external_attr = zin.getinfo(name).external_attr
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zout.writestr(info, zin.read(name))
+
+
+def _build_one(settings: AssignmentSettings, scratch: Path, verify: bool) -> BuildResult:
+    start = time.perf_counter()
+    name = settings.name
+    work = scratch / f"{name}-master"
+    work.mkdir()
+    master_nb, _ = render_master(settings)
+    master = work / f"{name}.ipynb"
+    nbformat.write(master_nb, master)
+    _write_support(settings, work / SUPPORT_DIR)
+
+    otter_dist = scratch / f"{name}-otter"
+    otter_assign(master, otter_dist)
+    zips = sorted((otter_dist / "autograder").glob("*.zip"))
+    if len(zips) != 1:
+        raise BuildError(f"otter assign wrote {len(zips)} zips for {name}, expected 1")
+
+    out = scratch / name
+    for part in ("student", "solution", "autograder"):
+        (out / part).mkdir(parents=True)
+    student = out / "student" / f"{name}.ipynb"
+    solution = out / "solution" / f"{name}.ipynb"
+    autograder_zip = out / "autograder" / "autograder.zip"
+    shutil.copy2(otter_dist / "student" / f"{name}.ipynb", student)
+    shutil.copy2(otter_dist / "autograder" / f"{name}.ipynb", solution)
+    _normalize_notebook(student)
+    _normalize_notebook(solution)
+    _normalize_zip(zips[0], autograder_zip)
+
+    solution_score = student_score = None
+    if verify:
+        solution_score = score_of(otter_run(autograder_zip, solution))
+        if solution_score[1] <= 0 or solution_score[0] != solution_score[1]:
+            raise BuildError(f"{name}: the solution notebook scored {solution_score[0]:g} of "
+                             f"{solution_score[1]:g} with the built autograder; the build is not "
+                             "published. Fix the hidden tests or the reference solution.")
+        student_score = score_of(otter_run(autograder_zip, student))
+        if student_score[0] != 0:
+            raise BuildError(f"{name}: the untouched student notebook scored {student_score[0]:g} "
+                             f"of {student_score[1]:g}; a stub must earn nothing. The build is not published.")
+    return BuildResult(name, student, solution, autograder_zip, time.perf_counter() - start,
+                       solution_score, student_score)
+
+
+def _publish(built: Path, dest: Path) -> None:
+    """Replace ``dest`` by ``built`` so that ``dest`` is never half-written."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = dest.parent / f".{dest.name}.new"
+    old = dest.parent / f".{dest.name}.old"
+    for leftover in (staging, old):
+        if leftover.exists():
+            shutil.rmtree(leftover)
+    shutil.copytree(built, staging)
+    if dest.exists():
+        dest.rename(old)
+    staging.rename(dest)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+def build(
+    names: list[str] | None = None,
+    output_dir: str | Path = "dist",
+    config_path: str | Path | None = None,
+    verify: bool = True,
+    progress: Callable[[str], None] = lambda message: None,
+) -> list[BuildResult]:
+    """Build the named assignments (all built-in ones by default) into ``output_dir``.
+
+    The config is validated for every assignment before anything is built;
+    each assignment is published to ``output_dir/<name>`` only once it has
+    built and (unless ``verify`` is false) passed its self-check.
+    """
+    all_settings = resolve_settings(names, config_path)
+    output_dir = Path(output_dir)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="lmhead-build-") as tmp:
+        scratch = Path(tmp)
+        built = []
+        for settings in all_settings:
+            progress(f"building {settings.name}")
+            built.append(_build_one(settings, scratch, verify))
+        for result in built:
+            _publish(scratch / result.name, output_dir / result.name)
+            final = output_dir / result.name
+            results.append(BuildResult(
+                result.name, final / "student" / f"{result.name}.ipynb",
+                final / "solution" / f"{result.name}.ipynb", final / "autograder" / "autograder.zip",
+                result.seconds, result.solution_score, result.student_score))
+    return results
