@@ -171,8 +171,10 @@ INPUTS: dict[str, dict[str, MakeArgs]] = {
                            np.random.default_rng(74).normal(size=(4, 4))),
     },
     "greedy_next_token": {
-        "small": lambda: (np.random.default_rng(81).normal(size=4), np.random.default_rng(82).normal(size=(4, 7))),
-        "wider": lambda: (np.random.default_rng(83).normal(size=6), np.random.default_rng(84).normal(size=(6, 10))),
+        "small": lambda: (np.random.default_rng(81).normal(size=4),
+                          np.random.default_rng(82).normal(size=(4, 7))),
+        "wider": lambda: (np.random.default_rng(83).normal(size=6),
+                          np.random.default_rng(84).normal(size=(6, 10))),
     },
     "causal_mask": {
         "five": lambda: (5,),

@@ -510,7 +510,9 @@ def input_not_restored(f: Callable[[np.ndarray], float], x: np.ndarray, eps: flo
     x + eps and x - eps are 2*eps apart, and the slope is the change in f over that
     distance.""",
 )
-def central_difference_over_eps(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+def central_difference_over_eps(
+    f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1e-6
+) -> np.ndarray:
     """(f(x + eps) - f(x - eps)) / eps."""
     grad = np.zeros(x.shape, dtype=np.float64)
     for idx in np.ndindex(x.shape):
@@ -531,7 +533,9 @@ def central_difference_over_eps(f: Callable[[np.ndarray], float], x: np.ndarray,
     `x` by eps at the same time, which measures the slope along one diagonal direction.
     Each partial derivative needs its own evaluation with only that entry moved.""",
 )
-def all_entries_perturbed_at_once(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+def all_entries_perturbed_at_once(
+    f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1e-6
+) -> np.ndarray:
     """(f(x + eps) - f(x - eps)) / 2eps broadcast into every entry."""
     slope = (float(f(x + eps)) - float(f(x - eps))) / (2 * eps)
     return np.full(x.shape, slope, dtype=np.float64)
