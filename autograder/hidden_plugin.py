@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import sys
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +86,21 @@ def run_hidden_module(path: str, plugin: HiddenSuitePlugin, select: list[str] | 
             "-c", os.devnull, "-W", "ignore"]
     if select:
         args += ["-k", " or ".join(select)]
+    forget_modules_under(folder)
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         pytest.main(args, plugins=[plugin])
+    forget_modules_under(folder)
     return {nodeid.split("::")[-1]: result for nodeid, result in plugin.results.items()}
+
+
+def forget_modules_under(folder: Path) -> None:
+    """Drop imported test modules that live in ``folder`` from ``sys.modules``.
+
+    Every assignment names its hidden modules ``test_q1.py`` ...; without this,
+    a second assignment run in the same process would reuse the first one's.
+    """
+    folder = Path(folder).resolve()
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if file and Path(file).resolve().parent == folder:
+            del sys.modules[name]

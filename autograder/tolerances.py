@@ -27,3 +27,26 @@ VALUE_ATOL = 1e-9
 #: Scalar answers (losses, perplexities, log-probabilities).
 SCALAR_RTOL = 1e-6
 SCALAR_ATOL = 1e-9
+
+#: Question bank: a numeric answer is accepted within this relative distance
+#: (plus the absolute guard below), so a reply rounded to four significant
+#: figures passes while a slip in the second figure does not.
+QUESTION_RTOL = 1e-3
+QUESTION_ATOL = 1e-9
+
+#: Question bank: every distractor differs from the answer and from the other
+#: choices by at least this relative gap, ten times the acceptance tolerance,
+#: so choices printed to four significant figures never look alike.
+QUESTION_DISTRACTOR_GAP = 1e-2
+
+#: Question bank stress test: an answer recomputed by an independent path
+#: must match the stored one this closely (answers are stored to 12
+#: significant digits).
+QUESTION_CHECK_RTOL = 1e-9
+QUESTION_CHECK_ATOL = 1e-12
+
+#: Question bank stress test: step and absolute tolerance of the pure-Python
+#: central-difference check of a dlogits entry (truncation ~eps², round-off
+#: ~1e-16/eps, both far below the tolerance for entries of size 1e-3..1).
+QUESTION_FD_EPS = 1e-5
+QUESTION_FD_ATOL = 1e-8

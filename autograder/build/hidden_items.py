@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from autograder.errors import BuildError
+from autograder.hidden_plugin import forget_modules_under
 
 
 @dataclass(frozen=True)
@@ -49,10 +50,12 @@ def collect_hidden_items(folder: Path, question: str, total_points: float) -> li
     if not path.is_file():
         raise BuildError(f"question {question} has no hidden tests: expected {path}")
     collector = _Collector()
+    forget_modules_under(path.parent)
     with contextlib.redirect_stdout(io.StringIO()):
         pytest.main([str(path), "--collect-only", "-q", "-p", "no:cacheprovider", "--noconftest",
                      "--import-mode=importlib",
                      "-c", "/dev/null", "--rootdir", str(path.parent)], plugins=[collector])
+    forget_modules_under(path.parent)
     if collector.errors or not collector.items:
         raise BuildError(f"could not collect the hidden tests in {path}: "
                          + ("\n".join(collector.errors) or "no test found"))

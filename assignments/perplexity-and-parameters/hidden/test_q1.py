@@ -1,0 +1,17 @@
+"""Hidden tests for question 1: sequence_log_prob."""
+import numpy as np
+import pytest
+
+import solutions as ref
+from autograder.compare import check_number
+from autograder.judge import call, expect
+from autograder.tolerances import SCALAR_ATOL, SCALAR_RTOL
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("length", [1, 7, 500])
+def test_log_prob_matches_reference(student, rng, length):
+    args = (rng.uniform(0.01, 1.0, size=length),)
+    out = call(student, "sequence_log_prob", *args)
+    expect(check_number("log_prob", out, ref.sequence_log_prob(*args), rtol=SCALAR_RTOL, atol=SCALAR_ATOL),
+           function="sequence_log_prob", make_args=lambda: args, output=out)

@@ -1,0 +1,25 @@
+"""Hidden tests for question 2: perplexity and perplexity_from_loss."""
+import numpy as np
+import pytest
+
+import solutions as ref
+from autograder.compare import check_number
+from autograder.judge import call, expect
+from autograder.tolerances import SCALAR_ATOL, SCALAR_RTOL
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("length", [1, 9, 300])
+def test_perplexity_matches_reference(student, rng, length):
+    args = (rng.uniform(0.05, 1.0, size=length),)
+    out = call(student, "perplexity", *args)
+    expect(check_number("perplexity", out, ref.perplexity(*args), rtol=SCALAR_RTOL, atol=SCALAR_ATOL),
+           function="perplexity", make_args=lambda: args, output=out)
+
+
+@pytest.mark.points(1)
+def test_perplexity_from_loss_matches_reference(student, rng):
+    args = (float(rng.uniform(0.1, 5.0)),)
+    out = call(student, "perplexity_from_loss", *args)
+    expect(check_number("perplexity", out, ref.perplexity_from_loss(*args), rtol=SCALAR_RTOL, atol=SCALAR_ATOL),
+           function="perplexity_from_loss", make_args=lambda: args, output=out)

@@ -1,0 +1,25 @@
+"""Hidden tests for question 4: tied_lm_head and greedy_next_token."""
+import numpy as np
+import pytest
+
+import solutions as ref
+from autograder.compare import check_array, check_number
+from autograder.judge import call, expect
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("shape", [(2, 3, 8), (1, 1, 4), (5, 6)])
+def test_tied_head_matches_reference(student, rng, shape):
+    args = (rng.standard_normal(shape), rng.standard_normal((11, shape[-1])))
+    out = call(student, "tied_lm_head", *args)
+    expect(check_array("logits", out, ref.tied_lm_head(*args)), function="tied_lm_head",
+           make_args=lambda: args, output=out)
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("C, V", [(8, 30), (3, 2)])
+def test_greedy_matches_reference(student, rng, C, V):
+    args = (rng.standard_normal(C), rng.standard_normal((C, V)))
+    out = call(student, "greedy_next_token", *args)
+    expect(check_number("token", out, ref.greedy_next_token(*args), integer=True),
+           function="greedy_next_token", make_args=lambda: args, output=out)

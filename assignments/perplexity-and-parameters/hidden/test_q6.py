@@ -1,0 +1,31 @@
+"""Hidden tests for question 6: gpt_param_count."""
+import numpy as np
+import pytest
+
+import solutions as ref
+from autograder.compare import check_number
+from autograder.judge import Feedback, call, expect
+
+KEYS = ("embeddings", "attention", "ffn", "layernorm", "lm_head", "total")
+
+
+def _config(rng):
+    d = int(rng.choice([64, 128, 256, 384]))
+    return (int(rng.integers(100, 60000)), int(rng.choice([128, 256, 1024])), d,
+            int(rng.integers(1, 25)), int(4 * d))
+
+
+@pytest.mark.points(1)
+@pytest.mark.parametrize("tied", [True, False])
+def test_counts_match_reference(student, rng, tied):
+    args = (*_config(rng), tied)
+    out = call(student, "gpt_param_count", *args)
+    if not isinstance(out, dict):
+        raise Feedback(f"`gpt_param_count` should return a dict, got a {type(out).__name__}.")
+    want = ref.gpt_param_count(*args)
+    for key in KEYS:
+        if key not in out:
+            raise Feedback(f"the dict returned by `gpt_param_count` has no key {key!r}; "
+                           f"expected keys: {', '.join(KEYS)}.")
+        expect(check_number(key, out[key], want[key], integer=True), function="gpt_param_count",
+               make_args=lambda: args, output=out)
