@@ -18,8 +18,8 @@ from autograder.tolerances import (
     PROJECTION_REL_TOL,
     REL_ERR_GUARD,
 )
-from solutions.lm_head import max_rel_err
-from solutions.lm_head import numerical_gradient as _central_differences
+from solutions.head_and_loss import max_rel_err
+from solutions.head_and_loss import numerical_gradient as _central_differences
 
 __all__ = [
     "ProjectionCheck",

@@ -129,6 +129,12 @@ def _resolve(spec: AssignmentSpec, course: dict[str, Any]) -> AssignmentSettings
             raise ConfigError(f"{where}.questions.{key}: this question is required and cannot be "
                               f"switched off; optional questions: {', '.join(optional)}")
 
+    public_seed = raw.get("public_seed", spec.public_seed)
+    hidden_seed = raw.get("hidden_seed", spec.hidden_seed)
+    if public_seed == hidden_seed:
+        raise ConfigError(f"{where}: hidden_seed must differ from public_seed ({hidden_seed}), "
+                          "or students could see the hidden tests' inputs")
+
     points = raw.get("points", {})
     questions = tuple(
         QuestionSpec(q.name, q.title, q.functions, float(points.get(q.name, q.points)), q.optional)
@@ -139,8 +145,8 @@ def _resolve(spec: AssignmentSpec, course: dict[str, Any]) -> AssignmentSettings
         course_title=course.get("course_title", DEFAULT_COURSE_TITLE),
         due_date=raw.get("due_date", course.get("due_date", "")),
         sizes=sizes,
-        public_seed=raw.get("public_seed", spec.public_seed),
-        hidden_seed=raw.get("hidden_seed", spec.hidden_seed),
+        public_seed=public_seed,
+        hidden_seed=hidden_seed,
         questions=questions,
     )
 

@@ -13,10 +13,10 @@ from typing import Callable
 import numpy as np
 
 from autograder.mistakes import mistake
-from solutions.lm_head import cross_entropy_loss as _reference_loss
-from solutions.lm_head import lm_head_backward as _reference_backward
-from solutions.lm_head import next_token_batch as _reference_batch
-from solutions.lm_head import softmax as _stable_softmax
+from solutions.head_and_loss import cross_entropy_loss as _reference_loss
+from solutions.head_and_loss import lm_head_backward as _reference_backward
+from solutions.head_and_loss import next_token_batch as _reference_batch
+from solutions.head_and_loss import softmax as _stable_softmax
 
 
 def _flat_rows(logits: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.mistakes import mistake
-from solutions.lm_head import cross_entropy_loss as _reference_loss
-from solutions.lm_head import softmax as _stable_softmax
+from solutions.head_and_loss import cross_entropy_loss as _reference_loss
+from solutions.head_and_loss import softmax as _stable_softmax
 from solutions.perplexity_and_parameters import gpt_param_count as _reference_count
 from solutions.perplexity_and_parameters import masked_cross_entropy as _reference_masked
 

@@ -1,0 +1,252 @@
+"""Does `grader build` produce verified, deterministic assignments, and refuse bad config?
+
+The end-to-end tests run otter (marked slow); they share one verified build.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from click.testing import CliRunner
+
+from autograder.build import build
+from autograder.build.config import resolve_settings
+from autograder.build.master import render_master
+from autograder.build.otter_steps import otter_run, score_of
+from autograder.build.source import solution_cell_source
+from autograder.build.spec import available_assignments
+from autograder.cli import main
+from autograder.errors import BuildError, ConfigError
+
+ASSIGNMENTS = ["lm-head", "perplexity-and-parameters"]
+
+
+# ------------------------------------------------------------ fast unit tests
+
+def test_both_assignments_are_built_in():
+    assert available_assignments() == sorted(ASSIGNMENTS)
+
+
+def test_solution_cells_come_from_the_reference_with_markers():
+    import inspect
+
+    import solutions.head_and_loss as ref
+    cell = solution_cell_source("solutions.head_and_loss", "softmax")
+    assert cell.startswith("def softmax(")
+    assert '"""Numerically stable softmax' in cell            # the docstring stays for students
+    assert cell.index("# BEGIN SOLUTION") > cell.index('"""', 20)
+    assert cell.rstrip().endswith("# END SOLUTION")
+    body = [line for line in inspect.getsource(ref.softmax).splitlines() if "np.exp(shifted)" in line]
+    assert body and body[0] in cell
+
+
+def test_every_student_api_function_is_a_question():
+    functions = set()
+    for settings in resolve_settings(None, None):
+        for q in settings.questions:
+            functions.update(q.functions)
+    assert functions == {
+        "next_token_batch", "lm_head", "softmax", "cross_entropy_loss", "lm_head_backward",
+        "numerical_gradient", "max_rel_err", "sequence_log_prob", "perplexity",
+        "perplexity_from_loss", "masked_cross_entropy", "tied_lm_head", "greedy_next_token",
+        "causal_mask", "gpt_param_count"}
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "course.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("text, fragments", [
+    ("course_titel: x\n", ["unknown key 'course_titel'", "course_title", "due_date"]),
+    ("course_title: [1, 2]\n", ["course_title should be text"]),
+    ("assignments:\n  lm-haed: {}\n", ["unknown assignment 'lm-haed'", "lm-head", "perplexity-and-parameters"]),
+    ("assignments:\n  lm-head:\n    pionts: {q1: 2}\n", ["unknown key 'pionts'", "points"]),
+    ("assignments:\n  lm-head:\n    points: {q9: 2}\n", ["unknown question 'q9'", "q1"]),
+    ("assignments:\n  lm-head:\n    points: {q1: -2}\n", ["points.q1 should be a positive number"]),
+    ("assignments:\n  lm-head:\n    sizes: {Q: 2}\n", ["unknown size 'Q'", "B, T, C"]),
+    ("assignments:\n  lm-head:\n    sizes: {B: two}\n", ["sizes.B should be a whole number"]),
+    ("assignments:\n  lm-head:\n    hidden_seed: 1.5\n", ["hidden_seed should be a whole number"]),
+    ("assignments:\n  lm-head:\n    questions: {q4: false}\n", ["q4: this question is required", "q6"]),
+    ("assignments:\n  lm-head:\n    public_seed: 5\n    hidden_seed: 5\n", ["hidden_seed must differ from public_seed"]),
+    ("- just\n- a list\n", ["should be a mapping"]),
+    ("key: [unclosed\n", ["not valid YAML"]),
+])
+def test_config_errors_name_the_problem_and_the_choices(tmp_path, text, fragments):
+    path = _write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        resolve_settings(None, path)
+    for fragment in fragments:
+        assert fragment in str(info.value)
+    assert str(path) in str(info.value)
+
+
+def test_missing_config_file_and_unknown_assignment(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        resolve_settings(None, tmp_path / "nope.yaml")
+    with pytest.raises(ConfigError, match="valid assignments: lm-head, perplexity-and-parameters"):
+        resolve_settings(["lm-heads"], None)
+
+
+def test_cli_reports_config_errors_and_writes_nothing(tmp_path):
+    out = tmp_path / "dist"
+    result = CliRunner().invoke(main, ["build", "-o", str(out), "--config",
+                                       str(_write(tmp_path, "titel: x\n"))])
+    assert result.exit_code == 1
+    assert "unknown key 'titel'" in result.output
+    assert not out.exists()
+
+
+def test_config_sets_title_points_sizes_seeds_questions_and_due_date(tmp_path):
+    path = _write(tmp_path, """
+course_title: "Deep Learning 501"
+due_date: "Friday 5 pm"
+assignments:
+  lm-head:
+    points: {q4: 8}
+    sizes: {B: 2, T: 5}
+    public_seed: 7
+    hidden_seed: 99
+    questions: {q6: false}
+""")
+    settings = resolve_settings(["lm-head"], path)[0]
+    assert [q.name for q in settings.questions] == ["q1", "q2", "q3", "q4", "q5"]
+    assert settings.hidden_seed == 99 and settings.public_seed == 7
+    notebook, items = render_master(settings)
+    text = "\n".join(c.source for c in notebook.cells)
+    assert "Deep Learning 501" in text and "Friday 5 pm" in text
+    assert "Question 4: Cross-entropy loss and dlogits (8 points)" in text
+    assert "B, T, C = 2, 5, 16" in text and "default_rng(7)" in text
+    assert "numerical_gradient" not in text
+    assert sum(i.points for i in items if i.question == "q4") == pytest.approx(8)
+    assert "99" not in text          # the hidden seed never reaches the student's notebook
+
+
+def test_question_points_are_split_exactly_over_hidden_items():
+    for settings in resolve_settings(None, None):
+        _, items = render_master(settings)
+        for q in settings.questions:
+            assert sum(i.points for i in items if i.question == q.name) == pytest.approx(q.points, abs=1e-9)
+
+
+def test_master_notebook_structure():
+    settings = resolve_settings(["perplexity-and-parameters"], None)[0]
+    notebook, items = render_master(settings)
+    raw = [c.source.splitlines()[0] for c in notebook.cells if c.cell_type == "raw"]
+    assert raw[0] == "# ASSIGNMENT CONFIG"
+    assert raw.count("# BEGIN QUESTION") == raw.count("# END QUESTION") == len(settings.questions)
+    assert raw.count("# BEGIN TESTS") == raw.count("# END TESTS") == len(settings.questions)
+    hidden_cells = [c for c in notebook.cells if c.cell_type == "code" and "run_hidden_item" in c.source]
+    assert len(hidden_cells) == len(items) > len(settings.questions)
+
+
+# ------------------------------------------------------------ end to end (otter)
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dist")
+    results = build(None, out, None, verify=True)
+    return out, {r.name: r for r in results}
+
+
+@pytest.mark.slow
+def test_build_writes_fixed_names_and_verifies_itself(built):
+    out, results = built
+    for name in ASSIGNMENTS:
+        for path in (f"{name}/student/{name}.ipynb", f"{name}/solution/{name}.ipynb",
+                     f"{name}/autograder/autograder.zip"):
+            assert (out / path).is_file(), path
+        score, possible = results[name].solution_score
+        assert possible > 0 and score == possible
+        assert results[name].student_score == (0.0, possible)
+
+
+@pytest.mark.slow
+def test_zip_holds_the_hidden_suite_and_runtime(built):
+    out, _ = built
+    with zipfile.ZipFile(out / "lm-head/autograder/autograder.zip") as zf:
+        names = set(zf.namelist())
+    for member in ("run_autograder", "otter_config.json", "tests/q1.py",
+                   "files/lmhead_support/hidden/test_q4.py", "files/lmhead_support/solutions/head_and_loss.py",
+                   "files/lmhead_support/autograder/judge.py", "files/lmhead_support/hidden_config.json"):
+        assert member in names, member
+    assert not any(n.startswith("files/lmhead_support/autograder/build/") for n in names)
+
+
+def _zip_contents(path: Path) -> dict[str, str]:
+    with zipfile.ZipFile(path) as zf:
+        return {n: hashlib.sha256(zf.read(n)).hexdigest() for n in zf.namelist()}
+
+
+@pytest.mark.slow
+def test_two_builds_are_identical(built, tmp_path):
+    out, _ = built
+    again = build(None, tmp_path, None, verify=False)
+    for r in again:
+        for part in (f"student/{r.name}.ipynb", f"solution/{r.name}.ipynb"):
+            assert (tmp_path / r.name / part).read_bytes() == (out / r.name / part).read_bytes(), part
+        assert _zip_contents(tmp_path / r.name / "autograder/autograder.zip") == \
+            _zip_contents(out / r.name / "autograder/autograder.zip")
+
+
+def _solved_copy(student: Path, solution: Path) -> nbformat.NotebookNode:
+    """The student notebook with every stub replaced by the solution's code."""
+    nb_student = nbformat.read(student, as_version=4)
+    nb_solution = nbformat.read(solution, as_version=4)
+    solved = {c.source.split("(")[0]: c.source for c in nb_solution.cells
+              if c.cell_type == "code" and c.source.startswith("def ")}
+    for cell in nb_student.cells:
+        if cell.cell_type == "code" and cell.source.startswith("def "):
+            cell.source = solved[cell.source.split("(")[0]]
+    return nb_student
+
+
+def _execute(nb: nbformat.NotebookNode, folder: Path) -> nbformat.NotebookNode:
+    from nbclient import NotebookClient
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    return nb
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ASSIGNMENTS)
+def test_student_notebook_runs_top_to_bottom_and_exports_without_latex(built, tmp_path, name):
+    out, _ = built
+    shutil.copy(out / name / "student" / f"{name}.ipynb", tmp_path / f"{name}.ipynb")
+    nb = _execute(nbformat.read(tmp_path / f"{name}.ipynb", as_version=4), tmp_path)
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert errors == []
+    assert list(tmp_path.glob(f"{name}*.zip")), "the export cell should write a submission zip"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ASSIGNMENTS)
+def test_solved_copy_exported_zip_scores_full_marks(built, tmp_path, name):
+    out, _ = built
+    solved = _solved_copy(out / name / "student" / f"{name}.ipynb", out / name / "solution" / f"{name}.ipynb")
+    nbformat.write(solved, tmp_path / f"{name}.ipynb")
+    _execute(nbformat.read(tmp_path / f"{name}.ipynb", as_version=4), tmp_path)
+    exports = list(tmp_path.glob(f"{name}*.zip"))
+    assert len(exports) == 1
+    score, possible = score_of(otter_run(out / name / "autograder/autograder.zip", exports[0]))
+    assert possible > 0 and score == possible
+
+
+@pytest.mark.slow
+def test_a_build_that_fails_verification_leaves_the_output_untouched(tmp_path, monkeypatch):
+    out = tmp_path / "dist"
+    (out / "lm-head").mkdir(parents=True)
+    (out / "lm-head" / "keep.txt").write_text("from an earlier build")
+    import autograder.build.pipeline as pipeline
+    monkeypatch.setattr(pipeline, "otter_run", lambda zip_path, nb: {"tests": [
+        {"name": "q1", "score": 0, "max_score": 2, "output": "q1 - 1 failed"}]})
+    with pytest.raises(BuildError, match="solution notebook scored 0 of 2"):
+        build(["lm-head"], out, None, verify=True)
+    assert sorted(p.name for p in out.iterdir()) == ["lm-head"]
+    assert [p.name for p in (out / "lm-head").iterdir()] == ["keep.txt"]
