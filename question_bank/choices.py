@@ -1,0 +1,94 @@
+"""Building the choice list of a draft: the correct option plus distractors.
+
+Families compute one candidate value per misconception; :func:`pick_distractors`
+keeps those that are well separated from the answer and from each other, so
+no distractor can be mistaken for the answer (see
+``QUESTION_DISTRACTOR_GAP``).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from autograder.tolerances import QUESTION_ATOL, QUESTION_DISTRACTOR_GAP
+from question_bank.errors import Redraw
+from question_bank.variant import Option
+
+#: Distractors per numeric question: four choices in all.
+N_DISTRACTORS = 3
+
+
+def separated(a: Any, b: Any, gap: float = QUESTION_DISTRACTOR_GAP) -> bool:
+    """Whether two choice values are clearly different.
+
+    Floats must differ by more than ``gap`` relative to the larger magnitude
+    (and by more than the absolute guard), because they are printed rounded.
+    Integers are printed exactly, so any two different integers are clearly
+    different; so are unequal values of other types.
+    """
+    if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
+        return int(a) != int(b)
+    if _is_number(a) and _is_number(b):
+        a, b = float(a), float(b)
+        return abs(a - b) > max(QUESTION_ATOL, gap * max(abs(a), abs(b)))
+    return a != b
+
+
+def pick_distractors(
+    rng: np.random.Generator,
+    answer_value: Any,
+    candidates: Sequence[Option],
+    k: int = N_DISTRACTORS,
+) -> list[Option]:
+    """Choose ``k`` wrong options, varied by ``rng``, all clearly distinct.
+
+    Candidates are visited in a random order, so which misconceptions appear
+    varies between variants; a candidate is kept when its value is finite and
+    separated from the answer and from every option already kept.
+
+    Raises:
+        Redraw: when fewer than ``k`` candidates survive, so the family draws
+            new parameters.
+    """
+    kept: list[Option] = []
+    for index in rng.permutation(len(candidates)):
+        option = candidates[int(index)]
+        if _is_number(option.value) and not math.isfinite(float(option.value)):
+            continue
+        if not separated(option.value, answer_value):
+            continue
+        if all(separated(option.value, other.value) and option.text != other.text for other in kept):
+            kept.append(option)
+        if len(kept) == k:
+            return kept
+    raise Redraw(f"only {len(kept)} distinct distractors for answer {answer_value!r}")
+
+
+def numeric_options(
+    rng: np.random.Generator,
+    answer_value: Any,
+    answer_text: str,
+    candidates: Sequence[tuple[str, Any, str]],
+    render: Callable[[Any], str],
+    correct_feedback: str,
+) -> list[Option]:
+    """The correct option followed by ``N_DISTRACTORS`` distractors.
+
+    Args:
+        rng: the variant's generator.
+        answer_value: the correct value.
+        answer_text: how the correct value is printed.
+        candidates: ``(misconception_id, wrong_value, feedback)`` triples.
+        render: prints a wrong value the same way as the answer.
+        correct_feedback: shown when the correct option is picked.
+    """
+    wrong = [Option(value=value, text=render(value), correct=False, misconception=mid, feedback=feedback)
+             for mid, value, feedback in candidates]
+    correct = Option(value=answer_value, text=answer_text, correct=True, feedback=correct_feedback)
+    return [correct, *pick_distractors(rng, answer_value, wrong)]
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))

@@ -1,0 +1,141 @@
+"""Exporter registry: each format is a thin transform (bundle -> files) plus a write.
+
+An exporter module defines ``transform(bundle) -> dict[str, str | bytes]``
+and registers it with :func:`register_exporter`. The bundle is the JSON
+data of :func:`question_bank.generate.build_bundle`; an exporter reads
+nothing else. File names follow :func:`sheet_file_names`:
+
+* one anonymous sheet: a single file ``questions<suffix>`` (questions with
+  their answer key);
+* one sheet per student: ``<student id><suffix>`` without answers, plus one
+  combined ``answer-key<suffix>``.
+
+Modules in this package are imported on first use, so adding a format is
+adding a module.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from question_bank.errors import QuestionBankError, UnknownFormatError
+from question_bank.roster import safe_file_stem
+
+Files = dict[str, "str | bytes"]
+Transform = Callable[[dict[str, Any]], Files]
+Writer = Callable[[Files, Path, bool], list[Path]]
+
+ANSWER_KEY_STEM = "answer-key"
+SINGLE_SHEET_STEM = "questions"
+
+
+def write_files(files: Files, out: Path, per_student: bool) -> list[Path]:
+    """Write exported files: into directory ``out`` for a roster, else to file ``out``.
+
+    Raises:
+        QuestionBankError: if the output cannot be written.
+    """
+    try:
+        if not per_student:
+            (content,) = files.values()
+            out.parent.mkdir(parents=True, exist_ok=True)
+            _write_one(out, content)
+            return [out]
+        out.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for name, content in files.items():
+            _write_one(out / name, content)
+            paths.append(out / name)
+        return paths
+    except OSError as exc:
+        raise QuestionBankError(f"cannot write to {str(out)!r}: {exc}. Choose a writable -o path.") from exc
+
+
+def _write_one(path: Path, content: str | bytes) -> None:
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Exporter:
+    """A registered export format.
+
+    Attributes:
+        name: the ``--format`` value.
+        suffix: file suffix, with the dot.
+        description: one line for help texts.
+        transform: bundle -> ``{file name: content}``.
+        write: puts the files on disk (default :func:`write_files`).
+    """
+
+    name: str
+    suffix: str
+    description: str
+    transform: Transform
+    write: Writer = write_files
+
+
+_EXPORTERS: dict[str, Exporter] = {}
+_loaded = False
+
+
+def register_exporter(name: str, suffix: str, description: str,
+                      write: Writer = write_files) -> Callable[[Transform], Transform]:
+    """Decorator registering a transform function as the exporter ``name``."""
+    def decorate(transform: Transform) -> Transform:
+        if name in _EXPORTERS:
+            raise ValueError(f"exporter {name!r} is registered twice")
+        _EXPORTERS[name] = Exporter(name, suffix, description, transform, write)
+        return transform
+    return decorate
+
+
+def exporters() -> dict[str, Exporter]:
+    """All registered exporters by name, sorted."""
+    global _loaded
+    if not _loaded:
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+            if not info.name.startswith("_"):
+                importlib.import_module(f"{__name__}.{info.name}")
+        _loaded = True
+    return dict(sorted(_EXPORTERS.items()))
+
+
+def get_exporter(name: str) -> Exporter:
+    """The exporter called ``name``.
+
+    Raises:
+        UnknownFormatError: naming the available formats.
+    """
+    registry = exporters()
+    if name not in registry:
+        raise UnknownFormatError(f"unknown export format {name!r}; available: {', '.join(registry)}.")
+    return registry[name]
+
+
+def sheet_file_names(bundle: dict[str, Any], suffix: str) -> list[str]:
+    """File name of each sheet, in sheet order (see the module docstring)."""
+    if not bundle["personalised"]:
+        return [SINGLE_SHEET_STEM + suffix]
+    return [safe_file_stem(sheet["student_id"]) + suffix for sheet in bundle["sheets"]]
+
+
+def student_view(variant: dict[str, Any]) -> dict[str, Any]:
+    """What a student may see of a variant: no answer, feedback, solution or seed.
+
+    The seed is withheld too: with it and the public generator anyone could
+    recompute the answer.
+    """
+    answer = variant["answer"]
+    return {
+        "family": variant["family"],
+        "title": variant["title"],
+        "stem": variant["stem"],
+        "answer": {"kind": answer["kind"], "unit": answer["unit"], "log_space": answer["log_space"]},
+        "choices": [{"id": c["id"], "text": c["text"]} for c in variant["choices"]],
+    }

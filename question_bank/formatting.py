@@ -1,0 +1,64 @@
+"""Printing numbers, shapes and tables in stems and choices (Markdown + LaTeX)."""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+#: Significant figures of printed answers and choices. The acceptance
+#: tolerance (QUESTION_RTOL = 1e-3) accepts any answer given this precisely.
+SIG_FIGS = 4
+
+
+def num(x: float, sig: int = SIG_FIGS) -> str:
+    """``x`` to ``sig`` significant figures as plain text (``2.154``, ``1.2e-05``).
+
+    Fixed-point between 1e-4 and 1e6, scientific otherwise; trailing zeros of
+    the fixed-point form are kept so all choices print alike.
+    """
+    x = float(x)
+    if x == 0:
+        return "0"
+    magnitude = math.floor(math.log10(abs(x)))
+    if -4 <= magnitude < 6:
+        decimals = max(sig - 1 - magnitude, 0)
+        return f"{x:.{decimals}f}"
+    return f"{x:.{sig - 1}e}"
+
+
+def num_tex(x: float, sig: int = SIG_FIGS) -> str:
+    """``x`` as inline LaTeX: ``$2.154$`` or ``$1.200 \\times 10^{-5}$``."""
+    text = num(x, sig)
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
+    return f"${text}$"
+
+
+def integer(n: int) -> str:
+    """An integer with thousands separators: ``116,534,784``."""
+    return f"{int(n):,}"
+
+
+def shape(dims: Sequence[int]) -> str:
+    """A shape as code: ``(4, 8, 24)``; one-axis shapes keep the comma ``(24,)``."""
+    dims = [int(d) for d in dims]
+    inner = f"{dims[0]}," if len(dims) == 1 else ", ".join(str(d) for d in dims)
+    return f"`({inner})`"
+
+
+def exact(x: float) -> str:
+    """A parameter printed exactly as stored (``0.4``, ``0.25``), without float noise."""
+    return repr(float(x)) if not float(x).is_integer() else str(int(x))
+
+
+def table(header: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
+    """A Markdown table."""
+    lines = ["| " + " | ".join(str(h) for h in header) + " |",
+             "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def quoted(text: str) -> str:
+    """A string shown in a code span with visible quotes, so spaces stay visible."""
+    return f"`{text!r}`"

@@ -1,0 +1,241 @@
+"""The core generation API: variants, sheets, bundles and the ``generate`` command.
+
+* :func:`generate_variant` — one variant of one family from one seed.
+* :func:`generate_sheet` — ``n`` variants of each family from a root seed.
+* :func:`build_bundle` — the sheets for a class (one per student, or one).
+* :func:`run_generate` — what ``grader questions generate`` does: bundle,
+  export, write.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from question_bank.errors import GenerationError, QuestionBankError, Redraw, RosterError
+from question_bank.misconceptions import misconception_ref
+from question_bank.registry import Family, get_family, resolve_families
+from question_bank.roster import read_roster, safe_file_stem
+from question_bank.seeding import student_seed, variant_seed
+from question_bank.variant import (
+    CHOICE_IDS,
+    SCHEMA_VERSION,
+    Draft,
+    canonical,
+    validate_variant,
+)
+
+#: A family may reject this many draws in a row before generation gives up;
+#: every family rejects far less than one draw in ten.
+MAX_REDRAWS = 200
+
+#: Bundle layout version.
+BUNDLE_SCHEMA = 1
+
+
+def generate_variant(family: str, seed: int) -> dict[str, Any]:
+    """Variant of ``family`` drawn from ``np.random.default_rng(seed)``.
+
+    The same family, version and seed always give the same dict (and the
+    same JSON bytes).
+
+    Raises:
+        UnknownFamilyError: if the family does not exist.
+        GenerationError: if the family keeps rejecting draws or returns an
+            invalid variant (both are bugs in the family).
+    """
+    fam = get_family(family)
+    rng = np.random.default_rng(int(seed))
+    draft = _draw(fam, rng, seed)
+    variant = assemble(fam, int(seed), draft, rng)
+    problems = validate_variant(variant)
+    if problems:
+        raise GenerationError(f"family {family!r} seed {seed} produced an invalid variant: {problems}")
+    return variant
+
+
+def _draw(fam: Family, rng: np.random.Generator, seed: int) -> Draft:
+    for _ in range(MAX_REDRAWS):
+        try:
+            return fam.build(rng)
+        except Redraw:
+            continue
+    raise GenerationError(f"family {fam.name!r} rejected {MAX_REDRAWS} draws in a row for seed {seed}")
+
+
+def assemble(fam: Family, seed: int, draft: Draft, rng: np.random.Generator) -> dict[str, Any]:
+    """Turn a draft into a variant dict: shuffle the options and give them ids.
+
+    True/false options keep their True-then-False order (readers expect it);
+    the answer's position still varies because the statement is true or
+    false at random. All other options are shuffled with ``rng``, which makes
+    the correct position uniform across seeds.
+    """
+    answer = draft.answer
+    options = list(draft.options)
+    if len(options) > len(CHOICE_IDS):
+        raise GenerationError(f"family {fam.name!r} made {len(options)} options; at most {len(CHOICE_IDS)}")
+    if answer.kind != "true_false":
+        options = [options[int(i)] for i in rng.permutation(len(options))]
+    choices = []
+    for choice_id, option in zip(CHOICE_IDS, options):
+        choices.append({
+            "id": choice_id,
+            "text": option.text,
+            "value": option.value,
+            "correct": option.correct,
+            "misconception": None if option.misconception is None else _ref(option.misconception),
+            "feedback": option.feedback,
+        })
+    value: Any = answer.value
+    if answer.kind == "single_choice":
+        value = next(c["id"] for c in choices if c["correct"])
+    elif answer.kind == "multiple_choice":
+        value = sorted(c["id"] for c in choices if c["correct"])
+    return canonical({
+        "schema": SCHEMA_VERSION,
+        "id": f"{fam.name}-v{fam.version}-{seed}",
+        "family": fam.name,
+        "version": fam.version,
+        "seed": seed,
+        "title": fam.title,
+        "tags": list(fam.tags) + [t for t in draft.tags if t not in fam.tags],
+        "parameters": draft.parameters,
+        "stem": draft.stem,
+        "answer": {
+            "kind": answer.kind,
+            "value": value,
+            "display": answer.display,
+            "rtol": answer.rtol,
+            "atol": answer.atol,
+            "unit": answer.unit,
+            "log_space": answer.log_space,
+        },
+        "choices": choices,
+        "solution": draft.solution,
+    })
+
+
+def _ref(misconception_id: str) -> dict[str, str]:
+    try:
+        return misconception_ref(misconception_id)
+    except KeyError:
+        raise GenerationError(f"unknown misconception id {misconception_id!r}; add it to "
+                              "question_bank/misconceptions.py") from None
+
+
+def generate_sheet(families: list[str], n: int, root_seed: int,
+                   student_id: str | None = None) -> dict[str, Any]:
+    """``n`` variants of each family, in family order, drawn from ``root_seed``."""
+    variants = [generate_variant(name, variant_seed(root_seed, name, i))
+                for name in families for i in range(n)]
+    return {"student_id": student_id, "root_seed": int(root_seed), "variants": variants}
+
+
+def build_bundle(families: list[str] | tuple[str, ...] = (), n: int = 1, seed: int = 0,
+                 students: list[str] | None = None, salt: str | None = None) -> dict[str, Any]:
+    """All sheets of one generation run, as JSON data.
+
+    Args:
+        families: family names; empty means every family.
+        n: variants per family and sheet (at least 1).
+        seed: root seed; with students it is mixed into each student's HMAC.
+        students: student ids; each gets a sheet seeded by
+            HMAC(salt, seed/student_id). ``None`` gives one anonymous sheet.
+        salt: the instructor's secret; required with ``students``.
+
+    Raises:
+        QuestionBankError: for n < 1, unknown families, or students without a salt.
+    """
+    if n < 1:
+        raise QuestionBankError(f"-n must be at least 1, got {n}.")
+    names = resolve_families(list(families))
+    if students is None:
+        if salt is not None:
+            raise QuestionBankError("--salt only applies with --students; pass a roster or drop the salt.")
+        sheets = [generate_sheet(names, n, seed)]
+    else:
+        if not salt:
+            raise QuestionBankError("--students needs --salt SECRET so that students cannot "
+                                    "recompute each other's questions from their ids.")
+        sheets = [generate_sheet(names, n, student_seed(s, salt, seed), student_id=s) for s in students]
+    return {
+        "schema": BUNDLE_SCHEMA,
+        "families": names,
+        "n_per_family": n,
+        "seed": int(seed),
+        "personalised": students is not None,
+        "sheets": sheets,
+    }
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """Options of ``grader questions generate``, already parsed.
+
+    Attributes:
+        families: family names (empty: all).
+        n: variants per family.
+        seed: root seed.
+        fmt: export format name (see :mod:`question_bank.exporters`).
+        out: output file (one sheet) or directory (roster); ``None`` prints
+            a single sheet to standard output.
+        roster: CSV of student ids, for one set per student.
+        salt: secret keying each student's seed.
+    """
+
+    families: tuple[str, ...] = ()
+    n: int = 1
+    seed: int = 0
+    fmt: str = "json"
+    out: Path | None = None
+    roster: Path | None = None
+    salt: str | None = None
+
+
+@dataclass
+class GenerateResult:
+    """What a generation run produced.
+
+    Attributes:
+        files: exported file names and contents.
+        written: paths written to disk (empty when printing).
+        text: the single file's text when no output path was given, else None.
+        n_variants: total variants generated.
+    """
+
+    files: dict[str, str | bytes]
+    written: list[Path] = field(default_factory=list)
+    text: str | None = None
+    n_variants: int = 0
+
+
+def run_generate(request: GenerateRequest) -> GenerateResult:
+    """Generate, export and write a question set as ``request`` says.
+
+    Raises:
+        QuestionBankError: (or a subclass) for unknown families or formats,
+            n < 1, an unreadable roster, a roster without ``out``, or a salt
+            without a roster.
+    """
+    from question_bank.exporters import get_exporter
+
+    exporter = get_exporter(request.fmt)
+    students = None
+    if request.roster is not None:
+        students = read_roster(request.roster)
+        if request.out is None:
+            raise RosterError("--students writes one file per student; pass -o DIRECTORY.")
+        if any(safe_file_stem(s) == "answer-key" for s in students):
+            raise RosterError("a student id 'answer-key' would overwrite the answer key file; rename it.")
+    bundle = build_bundle(request.families, request.n, request.seed, students, request.salt)
+    files = exporter.transform(bundle)
+    n_variants = sum(len(sheet["variants"]) for sheet in bundle["sheets"])
+    if request.out is None:
+        (content,) = files.values()
+        text = content if isinstance(content, str) else content.decode("utf-8")
+        return GenerateResult(files=files, text=text, n_variants=n_variants)
+    written = exporter.write(files, Path(request.out), students is not None)
+    return GenerateResult(files=files, written=written, n_variants=n_variants)

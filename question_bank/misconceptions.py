@@ -1,0 +1,244 @@
+"""The named misconceptions that distractors are built from.
+
+Every wrong choice in a variant names one entry of :data:`MISCONCEPTIONS`, so
+feedback, reports and later diagnosis speak the same vocabulary. An entry has
+a short name (shown next to a wrong choice) and a general explanation; the
+family adds feedback specific to the numbers of its question.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Misconception:
+    """One named mistake.
+
+    Attributes:
+        id: kebab-case key stored in variants.
+        name: a few words naming the mistake.
+        explanation: why it is wrong, in general terms.
+    """
+
+    id: str
+    name: str
+    explanation: str
+
+
+_ENTRIES = (
+    # --- likelihood, perplexity and units -------------------------------
+    Misconception("sum-vs-mean", "Sum and mean mixed up",
+                  "A sequence log-probability is a sum over its tokens; the loss and the perplexity use "
+                  "the mean over the N scored positions. Swapping them scales the result by N."),
+    Misconception("wrong-log-base", "Wrong logarithm base",
+                  "Course losses are in nats (natural log). Base 2 gives bits and base 10 gives bans; "
+                  "mixing bases changes every number."),
+    Misconception("bits-vs-nats", "Bits and nats mixed up",
+                  "One bit is ln 2 ≈ 0.693 nats. Converting between the units divides or multiplies by ln 2."),
+    Misconception("sum-not-product", "Adding probabilities instead of multiplying",
+                  "The chain rule multiplies conditional probabilities (adds their logs); adding "
+                  "probabilities does not give the probability of a sequence."),
+    Misconception("drops-first-factor", "Dropping the first conditional",
+                  "The first token has a conditional too (given the start of the sequence); the chain "
+                  "rule multiplies every factor."),
+    Misconception("log-sign", "Sign of the log-likelihood",
+                  "A log-probability is negative; the negative log-likelihood (the loss) is its negation. "
+                  "Keep track of which one the question asks for."),
+    Misconception("perplexity-is-loss", "Perplexity confused with the loss",
+                  "Perplexity is exp(mean NLL), not the mean NLL itself."),
+    Misconception("perplexity-reciprocal", "Perplexity inverted",
+                  "exp(-mean NLL) is the geometric-mean probability; perplexity is its reciprocal."),
+    Misconception("arithmetic-mean-perplexity", "Arithmetic instead of geometric mean",
+                  "Perplexity is the reciprocal of the geometric mean of the token probabilities, "
+                  "not an arithmetic mean of probabilities or of their reciprocals."),
+    Misconception("uniform-probability-not-loss", "Probability given where a loss is asked",
+                  "A uniform model gives each token probability 1/V; its loss is -ln(1/V) = ln V."),
+    Misconception("perplexity-for-loss", "Perplexity given where a loss is asked",
+                  "For a uniform model the perplexity is V and the loss is ln V; they are different quantities."),
+    Misconception("bigram-is-exact", "Treating the approximation as the model",
+                  "A bigram model conditions on one previous token only; its factors differ from the "
+                  "full-history conditionals, so its product differs too."),
+    Misconception("ratio-inverted", "Ratio or difference taken the wrong way round",
+                  "Read which model goes in the numerator (or first in the difference)."),
+    # --- the loss, its alignment and its gradient -----------------------
+    Misconception("off-by-one-alignment", "Off-by-one alignment (h[i] scored against w_i)",
+                  "The state at position i has seen tokens up to i and predicts token i+1; scoring it "
+                  "against token i asks it to copy a token it can already see."),
+    Misconception("shift-wrong-direction", "Targets shifted the wrong way",
+                  "Targets are the inputs moved one step to the left (the next token), not the previous token."),
+    Misconception("targets-equal-inputs", "Targets equal to the inputs",
+                  "Without the shift by one the model is trained to copy its input."),
+    Misconception("missing-1-over-n", "Forgetting the 1/N of the mean",
+                  "The loss is a mean over N positions, so each position's gradient carries a factor 1/N."),
+    Misconception("divide-by-vocab", "Averaging over the vocabulary",
+                  "The mean runs over the N scored positions, not over the V vocabulary entries."),
+    Misconception("softmax-without-onehot", "Forgetting to subtract the one-hot",
+                  "dlogits is (softmax - onehot)/N: the true token's entry is reduced by 1/N."),
+    Misconception("gradient-sign", "Gradient sign flipped",
+                  "The gradient of the loss is softmax minus onehot; onehot minus softmax is the "
+                  "direction that decreases the loss."),
+    Misconception("logits-not-probabilities", "Logits used as probabilities",
+                  "The gradient uses the softmax probabilities, not the raw logits."),
+    Misconception("probability-not-loss", "Probability where the loss is asked",
+                  "The loss is a negative log-probability, not the probability itself."),
+    # --- shapes ---------------------------------------------------------
+    Misconception("weight-transposed", "Weight matrix transposed",
+                  "W_head maps width C to vocabulary V, so it is (C, V); its gradient has the same shape."),
+    Misconception("head-keeps-width", "The head keeps the model width",
+                  "The head replaces the last axis C by V: one score per vocabulary entry."),
+    Misconception("flattened-batch", "Batch and time axes left flattened",
+                  "Flattening to (B*T, ...) is an internal step; the result is reshaped back to (B, T, ...)."),
+    Misconception("scores-only-last-position", "Only the last position scored",
+                  "During training every position predicts its next token; only generation reads the last one."),
+    Misconception("forgets-batch-axis", "Batch axis dropped",
+                  "Every per-position tensor keeps its leading batch axis B."),
+    Misconception("bias-sized-by-width", "Bias sized by the model width",
+                  "The head's bias adds one number per vocabulary entry, so it has V entries."),
+    Misconception("bias-per-position", "Bias (or its gradient) kept per position",
+                  "One bias vector is shared by all positions, so its gradient sums over B and T."),
+    Misconception("grad-shape-mismatch", "Gradient shaped like another tensor",
+                  "A gradient has the shape of the tensor it is taken with respect to."),
+    Misconception("hidden-is-logits", "Hidden states confused with logits",
+                  "Hidden states have the model width C; the vocabulary axis appears only after the head."),
+    Misconception("weight-has-batch-axis", "Weights given a batch axis",
+                  "Parameters are shared by every sequence and position; they have no B or T axis."),
+    Misconception("softmax-in-head", "Softmax inside the head",
+                  "The head returns raw scores (logits); softmax belongs to the loss or to sampling."),
+    Misconception("operand-order", "Operands of the product swapped",
+                  "The hidden states are on the left: (..., C) @ (C, V) gives (..., V)."),
+    Misconception("weight-grad-per-position", "Weight gradient kept per position",
+                  "The weight is shared by all positions, so its gradient sums their contributions."),
+    Misconception("confuses-context-with-vocab", "Context length used where the vocabulary belongs",
+                  "The head's output axis is the vocabulary size V, not the context length T."),
+    Misconception("missing-transpose", "Missing transpose of the tied matrix",
+                  "The token embedding is (V, C); the tied head multiplies by its transpose (C, V)."),
+    # --- parameter counting ---------------------------------------------
+    Misconception("tied-counted-twice", "Tied output matrix counted twice",
+                  "With tied weights the output projection is the token embedding; count it once."),
+    Misconception("untied-not-counted", "Untied output matrix not counted",
+                  "An untied head is a separate V x d matrix and adds V*d parameters."),
+    Misconception("forgot-position-embeddings", "Position table forgotten",
+                  "Learned position embeddings add T*d parameters (T = context length)."),
+    Misconception("forgot-biases", "Biases forgotten",
+                  "Under the course convention the attention projections and the FFN layers carry biases."),
+    Misconception("forgot-output-projection", "Attention output projection forgotten",
+                  "Attention has Q, K, V projections and an output projection: four d x d matrices."),
+    Misconception("one-block-only", "One block counted instead of L",
+                  "Every one of the L blocks has its own attention, FFN and LayerNorm parameters."),
+    Misconception("ffn-width-is-model-width", "FFN width taken as the model width",
+                  "The FFN expands d to its own width f (3072 = 4 x 768 in GPT-1) and back."),
+    Misconception("one-layernorm-per-block", "One LayerNorm per block",
+                  "Each block has two affine LayerNorms, each with a gain and a bias of size d: 4d per block."),
+    Misconception("counts-final-layernorm", "Final LayerNorm counted",
+                  "The course convention counts two LayerNorms per block and no final one."),
+    Misconception("counts-output-bias", "Output bias counted",
+                  "The course convention has no separate output bias."),
+    Misconception("embeddings-per-layer", "Embeddings counted per block",
+                  "The token and position tables exist once, at the input, not once per block."),
+    Misconception("merges-equal-vocab", "Merges equal to the vocabulary size",
+                  "Each merge adds one token to the base alphabet; the vocabulary also holds the base "
+                  "symbols and any special tokens."),
+    Misconception("forgot-base-alphabet", "Base alphabet forgotten",
+                  "BPE starts from a base alphabet (bytes or characters) and adds merges on top."),
+    Misconception("forgot-special-tokens", "Special tokens forgotten",
+                  "Special tokens such as start, delimiter and end are vocabulary entries too."),
+    # --- masks, positions and decoding ----------------------------------
+    Misconception("mask-counts-diagonal", "Diagonal counted as blocked",
+                  "A position may attend to itself; only keys after the query are blocked."),
+    Misconception("mask-both-triangles", "Both triangles counted",
+                  "Only the keys after the query (the upper triangle) are blocked."),
+    Misconception("mask-blocks-past", "Mask blocks the past",
+                  "A causal mask hides later positions; earlier positions stay visible."),
+    Misconception("allowed-vs-blocked", "Allowed and blocked pairs swapped",
+                  "Blocked pairs are the future keys k > j; allowed pairs are k <= j, diagonal included."),
+    Misconception("no-mask", "Mask ignored",
+                  "Without the mask every query sees every key: T^2 pairs."),
+    Misconception("attends-only-to-itself", "Only the diagonal allowed",
+                  "A query sees itself and every earlier key, not only itself."),
+    Misconception("padding-scored", "Padding scored",
+                  "Positions whose target is padding are excluded from the loss and from its denominator."),
+    Misconception("last-token-scored", "Last real token scored",
+                  "The last real token of a sequence has no next token, so it predicts nothing."),
+    Misconception("counts-all-slots", "Every slot counted",
+                  "Neither padding nor the final position is a prediction with a real target."),
+    Misconception("one-fewer-target", "One target too few",
+                  "A window of T inputs has exactly T targets: the shift takes one more token from the data."),
+    Misconception("first-position-state", "First position's state used",
+                  "The next token after the sequence is read from the last position's hidden state."),
+    Misconception("mean-of-states", "Hidden states averaged",
+                  "Greedy decoding uses the last position's state, not an average over positions."),
+    Misconception("lowest-logit-wins", "Lowest score chosen",
+                  "Greedy decoding takes the largest logit (the most probable token)."),
+    # --- GPT-1 objective, fine-tuning and inputs -------------------------
+    Misconception("l1-l2-are-norms", "L1 and L2 read as norm penalties",
+                  "In GPT-1's notation L1 is the language-model log-likelihood and L2 the supervised "
+                  "log-likelihood; they are not weight-norm penalties."),
+    Misconception("lambda-dropped", "Weight lambda dropped",
+                  "The auxiliary language-model term is scaled by lambda."),
+    Misconception("lambda-on-wrong-term", "Lambda on the wrong term",
+                  "Lambda weights the auxiliary LM term L1, not the supervised term L2."),
+    Misconception("maximize-minimize-sign", "Maximised and minimised forms mixed",
+                  "L3 = L2 + lambda L1 is maximised; the loss minimised is its negation, -L2 + lambda (-L1)."),
+    Misconception("classify-first-position", "Classifier reads the first position",
+                  "Under a causal mask only the final position has seen the whole input."),
+    Misconception("label-in-input", "Label placed in the input",
+                  "The label is the supervised target; putting it in the input leaks the answer."),
+    Misconception("decoder-cannot-classify", "A decoder-only model cannot classify",
+                  "A classifier on the final position's representation works with a decoder-only model."),
+    Misconception("entailment-order-swapped", "Premise and hypothesis swapped",
+                  "Entailment is directional: premise, delimiter, then hypothesis."),
+    Misconception("missing-delimiter", "Delimiter left out",
+                  "A delimiter token marks where one text ends and the next begins."),
+    Misconception("similarity-one-order", "Only one order for similarity",
+                  "Similarity is symmetric, so both orders are processed and their representations combined."),
+    Misconception("qa-omits-context", "Context left out",
+                  "Each candidate sequence holds the document or context, the question and the candidate answer."),
+    Misconception("candidates-in-one-sequence", "All candidates in one sequence",
+                  "Each candidate is scored in its own sequence with shared parameters, then softmax over the candidates."),
+    Misconception("softmax-over-vocabulary", "Normalised over the vocabulary",
+                  "Candidate scores are normalised over the candidates, not over vocabulary entries."),
+    Misconception("processes-pair-separately", "Pair processed as two separate inputs",
+                  "Entailment relates the two texts, so both go into one ordered sequence."),
+    Misconception("teacher-forcing-feeds-predictions", "Teacher forcing feeds predictions back",
+                  "Under teacher forcing every input is the observed token, whatever the model predicted."),
+    Misconception("generation-uses-ground-truth", "Generation reads the reference text",
+                  "At generation there is no reference; each chosen token becomes the next input."),
+    Misconception("generation-ignores-own-output", "Generated tokens not fed back",
+                  "Each generated token is appended to the input before the next step."),
+    Misconception("target-leak", "The target fed as input",
+                  "A position must not receive the token it is asked to predict."),
+    Misconception("training-is-sequential", "Training runs position by position",
+                  "With teacher forcing and a causal mask, all positions are scored in one parallel pass."),
+    # --- statements from the course's list of dangerous misconceptions ---
+    Misconception("chain-rule-assumes-independence", "The chain rule assumes independence",
+                  "The chain rule is an identity of conditional probability; independence is a separate, "
+                  "extra assumption."),
+    Misconception("probability-is-truth", "High probability means true",
+                  "A probability measures fit to the learned distribution, not factual correctness."),
+    Misconception("last-state-sees-future", "The last state has seen the future",
+                  "The last position sees every earlier input and nothing after its own position."),
+    Misconception("perplexity-across-tokenizers", "Perplexity compared across tokenizers",
+                  "Perplexity is per token; a different tokenizer changes what a token is."),
+    Misconception("mask-alone-prevents-leakage", "The mask alone prevents leakage",
+                  "With misaligned labels the current token is in the residual stream; the mask cannot hide it."),
+    Misconception("aux-loss-prevents-forgetting", "The auxiliary loss is proven to prevent forgetting",
+                  "GPT-1 reports better generalisation and faster convergence, not a proof about forgetting."),
+    Misconception("softmax-changes-argmax", "Softmax changes the winner",
+                  "Softmax is monotonic, so the largest logit is also the most probable token."),
+)
+
+#: Every misconception by id.
+MISCONCEPTIONS: dict[str, Misconception] = {m.id: m for m in _ENTRIES}
+
+if len(MISCONCEPTIONS) != len(_ENTRIES):  # pragma: no cover - guards a copy-paste slip
+    raise RuntimeError("duplicate misconception id in question_bank.misconceptions")
+
+
+def misconception_ref(misconception_id: str) -> dict[str, str]:
+    """The ``{"id", "name"}`` record a variant stores for a wrong choice.
+
+    Raises:
+        KeyError: if the id is not in the catalogue (a bug in a family).
+    """
+    entry = MISCONCEPTIONS[misconception_id]
+    return {"id": entry.id, "name": entry.name}

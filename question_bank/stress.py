@@ -1,0 +1,231 @@
+"""Stress test of the question families: many seeds, every answer checked twice.
+
+For each family, :func:`run_stress` draws ``n`` variants and, for each one:
+
+* validates its structure (:func:`question_bank.variant.validate_variant`,
+  run inside :func:`question_bank.generate.generate_variant`: no distractor
+  accepted as the answer, every distractor naming a catalogued
+  misconception, canonical JSON);
+* recomputes the answer by the family's independent ``check`` (exact
+  fractions, brute force or a second formula; never ``solutions/``);
+* regenerates every :data:`DETERMINISM_EVERY`-th seed and compares the JSON
+  bytes.
+
+It then counts distinct variants (by parameters and stem), tallies where the
+correct choice lands, tests that spread for uniformity with a chi-square
+test, and times generation.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from question_bank.errors import QuestionBankError
+from question_bank.generate import generate_variant
+from question_bank.registry import get_family, resolve_families
+from question_bank.seeding import variant_seed
+from question_bank.variant import to_json
+
+#: Every this many seeds the variant is generated twice and compared byte for byte.
+DETERMINISM_EVERY = 10
+
+#: The correct-position spread fails when a chi-square test of uniformity
+#: gives a p-value below this. The stress seeds are fixed, so the result is
+#: reproducible; the level is strict enough that a fair shuffle almost never fails.
+UNIFORMITY_P_MIN = 1e-4
+
+#: The chi-square approximation needs this many expected hits per position.
+MIN_EXPECTED_PER_POSITION = 5
+
+#: Failure messages kept per family (the count is always exact).
+MAX_MESSAGES = 5
+
+
+@dataclass
+class FamilyStress:
+    """Stress result of one family.
+
+    Attributes:
+        family: family name.
+        n: variants drawn.
+        failed: variants with at least one problem.
+        messages: the first problems found, prefixed by the seed.
+        distinct: distinct variants by parameters and stem.
+        distinct_target: distinct variants required for this n.
+        positions: how often the correct choice sat at each position (a, b, ...).
+        uniform_p: smallest chi-square p-value over groups of equal choice count
+            (``None`` when too few draws to test).
+        ms_per_variant: mean generation time in milliseconds.
+    """
+
+    family: str
+    n: int
+    failed: int = 0
+    messages: list[str] = field(default_factory=list)
+    distinct: int = 0
+    distinct_target: int = 0
+    positions: list[int] = field(default_factory=list)
+    uniform_p: float | None = None
+    ms_per_variant: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """No failed variant, enough distinct variants, a uniform spread."""
+        return (self.failed == 0 and self.distinct >= self.distinct_target
+                and (self.uniform_p is None or self.uniform_p >= UNIFORMITY_P_MIN))
+
+
+@dataclass
+class StressReport:
+    """All families' stress results and the wall time of the run."""
+
+    rows: list[FamilyStress]
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return all(row.ok for row in self.rows)
+
+    def table(self) -> str:
+        """The report as a fixed-width text table, followed by any failure messages."""
+        return format_table(self)
+
+
+def run_stress(families: list[str] | tuple[str, ...] = (), n: int = 1000, seed: int = 0,
+               on_family_done: Callable[[FamilyStress], None] | None = None) -> StressReport:
+    """Stress-test ``families`` (all when empty) with ``n`` seeds each.
+
+    Raises:
+        QuestionBankError: for n < 1 or an unknown family.
+    """
+    if n < 1:
+        raise QuestionBankError(f"-n must be at least 1, got {n}.")
+    start = time.perf_counter()
+    rows = []
+    for name in resolve_families(list(families)):
+        row = stress_family(name, n, seed)
+        rows.append(row)
+        if on_family_done is not None:
+            on_family_done(row)
+    return StressReport(rows=rows, seconds=time.perf_counter() - start)
+
+
+def stress_family(name: str, n: int, seed: int = 0) -> FamilyStress:
+    """Stress one family; see the module docstring."""
+    family = get_family(name)
+    row = FamilyStress(family=name, n=n)
+    keys: set[str] = set()
+    # correct positions per number of choices, since the uniform law depends on it
+    hits: dict[int, Counter[int]] = defaultdict(Counter)
+    generation_seconds = 0.0
+    for index in range(n):
+        s = variant_seed(seed, name, index)
+        t0 = time.perf_counter()
+        try:
+            variant = generate_variant(name, s)
+        except QuestionBankError as exc:
+            _fail(row, s, [str(exc)])
+            continue
+        generation_seconds += time.perf_counter() - t0
+        # generate_variant has already validated the structure (it raises otherwise).
+        problems = _safe_check(family.check, variant)
+        if index % DETERMINISM_EVERY == 0 and to_json(generate_variant(name, s)) != to_json(variant):
+            problems.append("the same seed gave different JSON")
+        if problems:
+            _fail(row, s, problems)
+        keys.add(to_json([variant["parameters"], variant["stem"]]))
+        for position, choice in enumerate(variant["choices"]):
+            if choice["correct"]:
+                hits[len(variant["choices"])][position] += 1
+    row.distinct = len(keys)
+    row.distinct_target = math.ceil(family.distinct_target * min(n, 1000) / 1000)
+    width = max(hits, default=0)
+    row.positions = [sum(counter[p] for counter in hits.values()) for p in range(width)]
+    row.uniform_p = _uniformity_p(hits)
+    row.ms_per_variant = 1000 * generation_seconds / n
+    return row
+
+
+def _safe_check(check: Callable[[dict[str, Any]], list[str]], variant: dict[str, Any]) -> list[str]:
+    """Run a family's check; an exception in it is a failure, not a crash."""
+    try:
+        return list(check(variant))
+    except Exception as exc:  # noqa: BLE001 - any crash of a checker is reported as a failure
+        return [f"independent check raised {type(exc).__name__}: {exc}"]
+
+
+def _fail(row: FamilyStress, seed: int, problems: list[str]) -> None:
+    row.failed += 1
+    for problem in problems:
+        if len(row.messages) < MAX_MESSAGES:
+            row.messages.append(f"seed {seed}: {problem}")
+
+
+def _uniformity_p(hits: dict[int, Counter[int]]) -> float | None:
+    """Smallest chi-square p-value of "every position equally likely" over the groups."""
+    p_values = []
+    for n_choices, counter in hits.items():
+        total = sum(counter.values())
+        expected = total / n_choices
+        if n_choices < 2 or expected < MIN_EXPECTED_PER_POSITION:
+            continue
+        statistic = sum((counter[p] - expected) ** 2 / expected for p in range(n_choices))
+        p_values.append(chi2_sf(statistic, n_choices - 1))
+    return min(p_values) if p_values else None
+
+
+def chi2_sf(x: float, df: int) -> float:
+    """Upper tail P(X > x) of a chi-square law with integer ``df`` degrees of freedom.
+
+    Closed forms: for even df a Poisson sum, for odd df the normal tail plus
+    a finite series, so no special-function library is needed.
+    """
+    if x <= 0:
+        return 1.0
+    half = x / 2
+    if df % 2 == 0:
+        term, total = 1.0, 1.0
+        for i in range(1, df // 2):
+            term *= half / i
+            total += term
+        return min(1.0, math.exp(-half) * total)
+    tail = math.erfc(math.sqrt(half))
+    term = math.sqrt(2 * x / math.pi) * math.exp(-half)
+    for i in range(1, (df - 1) // 2 + 1):
+        tail += term
+        term *= x / (2 * i + 1)
+    return min(1.0, tail)
+
+
+def format_table(report: StressReport) -> str:
+    """Fixed-width table of a stress report (see ``grader questions stress``)."""
+    name_width = max([len("family")] + [len(r.family) for r in report.rows])
+    header = (f"{'family':<{name_width}}  {'n':>5}  {'fail':>4}  {'distinct':>8}  {'target':>6}  "
+              f"{'correct position a/b/c/d/e':<28}  {'p(unif)':>7}  {'ms/var':>6}  status")
+    lines = [header, "-" * len(header)]
+    for r in report.rows:
+        spread = "/".join(str(c) for c in r.positions)
+        p = "-" if r.uniform_p is None else f"{r.uniform_p:.3f}"
+        lines.append(f"{r.family:<{name_width}}  {r.n:>5}  {r.failed:>4}  {r.distinct:>8}  "
+                     f"{r.distinct_target:>6}  {spread:<28}  {p:>7}  {r.ms_per_variant:>6.2f}  "
+                     f"{'ok' if r.ok else 'FAIL'}")
+    total = sum(r.n for r in report.rows)
+    failed = sum(r.failed for r in report.rows)
+    bad = [r.family for r in report.rows if not r.ok]
+    lines.append("-" * len(header))
+    lines.append(f"{len(report.rows)} families, {total} variants, {failed} failed variants, "
+                 f"{report.seconds:.1f} s; {'all ok' if not bad else 'FAILED: ' + ', '.join(bad)}")
+    for r in report.rows:
+        for message in r.messages:
+            lines.append(f"  {r.family}: {message}")
+        if r.distinct < r.distinct_target:
+            lines.append(f"  {r.family}: only {r.distinct} distinct variants, target {r.distinct_target}")
+        if r.uniform_p is not None and r.uniform_p < UNIFORMITY_P_MIN:
+            lines.append(f"  {r.family}: correct positions {r.positions} are not uniform (p = {r.uniform_p:.2g})")
+    return "\n".join(lines)
+
+
+__all__ = ["FamilyStress", "StressReport", "chi2_sf", "run_stress", "stress_family"]

@@ -1,0 +1,286 @@
+"""The variant: one generated question as plain, JSON-serializable data.
+
+A family's ``build`` returns a :class:`Draft` (stem, parameters, answer,
+options, worked solution). :func:`question_bank.generate.generate_variant`
+shuffles the options, gives them ids and turns the draft into a ``dict``
+with this layout (schema 1)::
+
+    {
+      "schema": 1,
+      "id": "perplexity-from-probs-v1-123",     # family, version, seed
+      "family": "perplexity-from-probs", "version": 1, "seed": 123,
+      "title": "...", "tags": ["perplexity", ...],
+      "parameters": {...},                       # everything the stem shows
+      "stem": "Markdown with $LaTeX$",
+      "answer": {
+        "kind": "float" | "integer" | "shape" | "single_choice"
+                | "multiple_choice" | "true_false",
+        "value": 2.15443469003 | 10 | [4, 8, 24] | "c" | ["a", "d"] | true,
+        "display": "2.154",                      # the answer as printed
+        "rtol": 0.001, "atol": 1e-09,            # floats only, else null
+        "unit": "nats",                          # may be ""
+        "log_space": false                       # true: value is ln of the quantity
+      },
+      "choices": [                               # display order, ids a, b, c, ...
+        {"id": "a", "text": "$2.154$", "value": 2.154..., "correct": true,
+         "misconception": null, "feedback": "..."},
+        {"id": "b", "text": "$6.463$", "value": 6.463..., "correct": false,
+         "misconception": {"id": "sum-vs-mean", "name": "..."}, "feedback": "..."}
+      ],
+      "solution": "Markdown worked solution"
+    }
+
+Numeric answers (float, integer, shape) carry choices too, so an exporter
+may ask for a typed answer (value + tolerance) or a multiple-choice pick.
+The wrong choices are the distractors. Floats are rounded to
+:data:`FLOAT_DIGITS` significant digits so the JSON is byte-identical on
+every platform.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from question_bank.misconceptions import MISCONCEPTIONS
+
+#: Layout version of the variant dict; bump when a key changes meaning.
+SCHEMA_VERSION = 1
+
+#: Significant digits kept for every float in a variant. Twelve digits are
+#: far more than any answer needs and far fewer than the last bits in which
+#: ``exp``/``log`` may differ between C libraries.
+FLOAT_DIGITS = 12
+
+NUMERIC_KINDS = ("float", "integer", "shape")
+CHOICE_KINDS = ("single_choice", "multiple_choice", "true_false")
+ANSWER_KINDS = NUMERIC_KINDS + CHOICE_KINDS
+
+CHOICE_IDS = "abcdefgh"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The correct answer of a draft.
+
+    Attributes:
+        kind: one of :data:`ANSWER_KINDS`.
+        value: the number, shape list or boolean computed by ``solutions/``;
+            ``None`` for single and multiple choice, whose value (the ids of
+            the correct choices) is only known after shuffling.
+        display: the answer as a reader should see it.
+        rtol: relative tolerance (floats only).
+        atol: absolute tolerance (floats only).
+        unit: unit of a numeric answer, e.g. ``"nats"``; may be empty.
+        log_space: True when ``value`` is the natural log of the quantity
+            (used for probabilities too small to type comfortably).
+    """
+
+    kind: str
+    value: Any
+    display: str
+    rtol: float | None = None
+    atol: float | None = None
+    unit: str = ""
+    log_space: bool = False
+
+
+@dataclass(frozen=True)
+class Option:
+    """One choice before shuffling.
+
+    Attributes:
+        value: JSON-able value the choice stands for (number, shape list,
+            string, boolean or small dict); compared with the answer.
+        text: Markdown shown to the student.
+        correct: whether choosing it is right.
+        misconception: id in the catalogue for a wrong choice, else ``None``.
+        feedback: Markdown shown after the choice is picked.
+    """
+
+    value: Any
+    text: str
+    correct: bool
+    misconception: str | None = None
+    feedback: str = ""
+
+
+@dataclass(frozen=True)
+class Draft:
+    """What a family's ``build`` returns; see the module docstring."""
+
+    parameters: dict[str, Any]
+    stem: str
+    answer: Answer
+    options: list[Option]
+    solution: str
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+
+def canonical(obj: Any) -> Any:
+    """Plain-Python copy of ``obj`` with floats rounded to :data:`FLOAT_DIGITS`.
+
+    NumPy scalars and arrays become Python numbers and lists, tuples become
+    lists, dict keys become strings. Raises ``ValueError`` on NaN or infinity,
+    which JSON cannot carry.
+    """
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        x = float(obj)
+        if not math.isfinite(x):
+            raise ValueError(f"a variant cannot hold the non-finite float {x!r}")
+        rounded = float(f"{x:.{FLOAT_DIGITS}g}")
+        return rounded + 0.0  # turns -0.0 into 0.0
+    if isinstance(obj, np.ndarray):
+        return canonical(obj.tolist())
+    if isinstance(obj, dict):
+        return {str(k): canonical(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [canonical(v) for v in obj]
+    if obj is None or isinstance(obj, str):
+        return obj
+    raise TypeError(f"a variant cannot hold a {type(obj).__name__}: {obj!r}")
+
+
+def to_json(obj: Any) -> str:
+    """Deterministic JSON text: sorted keys, two-space indent, trailing newline."""
+    return json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def values_close(a: Any, b: Any, rtol: float, atol: float) -> bool:
+    """Whether two choice values agree: numbers within tolerance, else equality."""
+    if _is_number(a) and _is_number(b):
+        return abs(float(a) - float(b)) <= atol + rtol * abs(float(b))
+    return a == b
+
+
+def answer_matches(answer: dict[str, Any], response: Any) -> bool:
+    """Grade ``response`` against a variant's ``answer`` record.
+
+    Floats pass within ``rtol``/``atol``, integers must be equal, shapes must
+    match entry by entry, choice answers compare ids (order-free for
+    multiple choice) or booleans. This is the rule exporters and self-check
+    pages implement.
+    """
+    kind, value = answer["kind"], answer["value"]
+    if kind == "float":
+        return _is_number(response) and values_close(response, value, answer["rtol"], answer["atol"])
+    if kind == "integer":
+        return _is_number(response) and float(response) == value
+    if kind == "shape":
+        return isinstance(response, (list, tuple)) and [int(v) for v in response] == list(value)
+    if kind == "multiple_choice":
+        return isinstance(response, (list, tuple)) and sorted(response) == sorted(value)
+    return response == value
+
+
+def validate_variant(variant: dict[str, Any]) -> list[str]:
+    """Problems with a variant's structure; an empty list means it is sound.
+
+    Checks what every exporter relies on: required keys, the answer kind and
+    its value type, choice ids, exactly the right number of correct choices,
+    the answer agreeing with the correct choice, every wrong choice naming a
+    catalogued misconception with feedback, no wrong choice accepted by
+    :func:`answer_matches`, and the dict being canonical JSON data.
+    """
+    problems: list[str] = []
+    required = ("schema", "id", "family", "version", "seed", "title", "tags",
+                "parameters", "stem", "answer", "choices", "solution")
+    missing = [key for key in required if key not in variant]
+    if missing:
+        return [f"missing keys {missing}"]
+    if variant["schema"] != SCHEMA_VERSION:
+        problems.append(f"schema is {variant['schema']!r}, expected {SCHEMA_VERSION}")
+    for key in ("stem", "solution", "title"):
+        if not isinstance(variant[key], str) or not variant[key].strip():
+            problems.append(f"{key} must be non-empty Markdown text")
+    answer = variant["answer"]
+    kind = answer.get("kind")
+    if kind not in ANSWER_KINDS:
+        return problems + [f"answer kind {kind!r} is not one of {ANSWER_KINDS}"]
+    problems += _check_answer_value(answer)
+    problems += _check_choices(variant["choices"], answer)
+    try:
+        if canonical(variant) != variant or json.loads(to_json(variant)) != variant:
+            problems.append("variant is not canonical JSON data (unrounded float, tuple or numpy value)")
+    except (TypeError, ValueError) as exc:
+        problems.append(f"variant is not JSON data: {exc}")
+    return problems
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _check_answer_value(answer: dict[str, Any]) -> list[str]:
+    kind, value = answer["kind"], answer.get("value")
+    problems = []
+    if kind == "float":
+        if not isinstance(value, float):
+            problems.append(f"float answer holds {value!r}")
+        if not (isinstance(answer.get("rtol"), float) and isinstance(answer.get("atol"), float)):
+            problems.append("float answer needs float rtol and atol")
+    elif kind == "integer" and not (isinstance(value, int) and not isinstance(value, bool)):
+        problems.append(f"integer answer holds {value!r}")
+    elif kind == "shape" and not (isinstance(value, list) and all(isinstance(v, int) for v in value)):
+        problems.append(f"shape answer holds {value!r}")
+    elif kind == "true_false" and not isinstance(value, bool):
+        problems.append(f"true/false answer holds {value!r}")
+    if not isinstance(answer.get("display"), str) or not answer["display"]:
+        problems.append("answer needs a display string")
+    if not isinstance(answer.get("log_space"), bool):
+        problems.append("answer needs a boolean log_space flag")
+    return problems
+
+
+def _check_choices(choices: Any, answer: dict[str, Any]) -> list[str]:
+    if not isinstance(choices, list) or len(choices) < 2:
+        return ["a variant needs at least two choices"]
+    problems = []
+    ids = [c.get("id") for c in choices]
+    if ids != list(CHOICE_IDS[: len(choices)]):
+        problems.append(f"choice ids are {ids}, expected {list(CHOICE_IDS[:len(choices)])}")
+    texts = [c.get("text") for c in choices]
+    if len(set(texts)) != len(texts):
+        problems.append("two choices print the same text")
+    correct = [c for c in choices if c.get("correct") is True]
+    kind = answer["kind"]
+    if kind == "multiple_choice":
+        if not correct:
+            problems.append("a multiple-choice variant needs at least one correct choice")
+        elif sorted(c["id"] for c in correct) != answer["value"]:
+            problems.append("answer value is not the sorted ids of the correct choices")
+    elif len(correct) != 1:
+        problems.append(f"expected exactly one correct choice, found {len(correct)}")
+    elif kind == "single_choice" and answer["value"] != correct[0]["id"]:
+        problems.append("answer value is not the id of the correct choice")
+    elif kind in NUMERIC_KINDS + ("true_false",) and correct[0].get("value") != answer["value"]:
+        problems.append("the correct choice's value differs from the answer value")
+    for choice in choices:
+        problems += _check_one_choice(choice, answer)
+    return problems
+
+
+def _check_one_choice(choice: dict[str, Any], answer: dict[str, Any]) -> list[str]:
+    label = f"choice {choice.get('id')!r}"
+    if not isinstance(choice.get("text"), str) or not choice["text"].strip():
+        return [f"{label} has no text"]
+    if choice.get("correct") is True:
+        return [] if choice.get("misconception") is None else [f"{label} is correct but names a misconception"]
+    problems = []
+    ref = choice.get("misconception")
+    if not isinstance(ref, dict) or ref.get("id") not in MISCONCEPTIONS:
+        problems.append(f"{label} is a distractor without a catalogued misconception: {ref!r}")
+    if not isinstance(choice.get("feedback"), str) or not choice["feedback"].strip():
+        problems.append(f"{label} is a distractor without feedback")
+    if answer["kind"] in NUMERIC_KINDS and answer_matches(answer, choice.get("value")):
+        problems.append(f"{label} ({choice.get('value')!r}) would be accepted as the answer")
+    if answer["kind"] == "true_false" and choice.get("value") == answer["value"]:
+        problems.append(f"{label} is marked wrong but equals the answer")
+    return problems
