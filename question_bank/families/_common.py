@@ -1,0 +1,101 @@
+"""Helpers shared by the family modules: course text, draws, answers and checks.
+
+The leading underscore keeps this module out of the family registry.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, Sequence
+
+import numpy as np
+
+from autograder.tolerances import (
+    QUESTION_ATOL,
+    QUESTION_CHECK_ATOL,
+    QUESTION_CHECK_RTOL,
+    QUESTION_RTOL,
+)
+from question_bank import formatting as fmt
+from question_bank.variant import Answer
+from solutions.corpus import CORPUS
+
+#: One copy of the course corpus (it is the same ten sentences repeated 20 times).
+BASE_TEXT: str = CORPUS[: len(CORPUS) // 20]
+
+#: The corpus sentences without their final period, as word lists.
+SENTENCES: list[list[str]] = [s.split() for s in BASE_TEXT.split(".") if s.strip()]
+
+#: Distinct corpus words, sorted.
+WORDS: list[str] = sorted({w for sentence in SENTENCES for w in sentence})
+
+#: Natural log of 2: one bit is this many nats.
+LN2 = math.log(2.0)
+
+
+def word_run(rng: np.random.Generator, n: int) -> list[str]:
+    """``n`` consecutive words of a random corpus sentence that has at least ``n`` words."""
+    long_enough = [s for s in SENTENCES if len(s) >= n]
+    sentence = long_enough[int(rng.integers(len(long_enough)))]
+    start = int(rng.integers(len(sentence) - n + 1))
+    return sentence[start:start + n]
+
+
+def probabilities(rng: np.random.Generator, n: int, low: int = 5, high: int = 95) -> list[float]:
+    """``n`` probabilities with two decimals, drawn uniformly from ``low/100 .. high/100``.
+
+    Two decimals keep the stem readable and make exact checks with
+    :class:`fractions.Fraction` possible.
+    """
+    return [int(k) / 100 for k in rng.integers(low, high + 1, size=n)]
+
+
+def float_answer(value: float, unit: str = "", log_space: bool = False) -> Answer:
+    """A float answer with the question-bank tolerances, printed to 4 significant figures."""
+    return Answer(kind="float", value=float(value), display=fmt.num(value), rtol=QUESTION_RTOL,
+                  atol=QUESTION_ATOL, unit=unit, log_space=log_space)
+
+
+def int_answer(value: int, unit: str = "") -> Answer:
+    """An exact integer answer."""
+    return Answer(kind="integer", value=int(value), display=fmt.integer(value), unit=unit)
+
+
+def shape_answer(value: Sequence[int]) -> Answer:
+    """A shape answer, stored as a list of ints."""
+    dims = [int(d) for d in value]
+    return Answer(kind="shape", value=dims, display=fmt.shape(dims).strip("`"))
+
+
+# --- independent checks -----------------------------------------------------
+
+def exact_product(values: Sequence[float]) -> Fraction:
+    """Exact product of short decimals (``0.4`` is read as 4/10, not its binary float)."""
+    product = Fraction(1)
+    for v in values:
+        product *= Fraction(str(v))
+    return product
+
+
+def log_fraction(q: Fraction) -> float:
+    """Natural log of a positive fraction, without rounding it to a float first."""
+    return math.log(q.numerator) - math.log(q.denominator)
+
+
+def check_close(stored: Any, expected: float, what: str = "answer") -> list[str]:
+    """A problem if ``stored`` differs from an independently computed ``expected``."""
+    if not isinstance(stored, (int, float)) or isinstance(stored, bool):
+        return [f"{what} {stored!r} is not a number"]
+    if abs(stored - expected) > QUESTION_CHECK_ATOL + QUESTION_CHECK_RTOL * abs(expected):
+        return [f"{what} is {stored!r}, independent recomputation gives {expected!r}"]
+    return []
+
+
+def check_equal(stored: Any, expected: Any, what: str = "answer") -> list[str]:
+    """A problem if ``stored != expected``."""
+    return [] if stored == expected else [f"{what} is {stored!r}, independent recomputation gives {expected!r}"]
+
+
+def correct_choices(variant: dict[str, Any]) -> list[dict[str, Any]]:
+    """The choices marked correct."""
+    return [c for c in variant["choices"] if c["correct"]]

@@ -1,0 +1,102 @@
+"""Blocked and allowed query-key pairs of a causal mask."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from question_bank import formatting as fmt
+from question_bank.choices import numeric_options
+from question_bank.errors import Redraw
+from question_bank.families._common import check_equal, int_answer
+from question_bank.registry import Family, register_family
+from question_bank.variant import Answer, Draft, Option
+from solutions import causal_mask
+
+ASKS = ("blocked_count", "allowed_count", "blocked_pairs")
+PAIRS_SHOWN = 5
+
+
+@register_family
+class CausalMask(Family):
+    name = "causal-mask"
+    title = "Blocked pairs of a causal mask"
+    summary = "Count blocked or allowed query-key pairs for T positions, or pick the blocked pairs."
+    tags = ("attention", "causal-mask")
+
+    def build(self, rng: np.random.Generator) -> Draft:
+        ask = ASKS[int(rng.integers(len(ASKS)))]
+        if ask == "blocked_pairs":
+            return self._pairs(rng)
+        T = int(rng.integers(2, 201))
+        mask = causal_mask(T)                     # (T, T), True where blocked
+        blocked = int(mask.sum())
+        allowed = int((~mask).sum())
+        stem = (f"A causal self-attention layer processes T = {T} positions. Counting every (query, key) "
+                "pair, including a position with itself, ")
+        if ask == "blocked_count":
+            stem += "how many pairs does the causal mask **block**?"
+            value = blocked
+            candidates = [
+                ("mask-counts-diagonal", T * (T + 1) // 2, "A position may attend to itself; the diagonal is allowed."),
+                ("mask-both-triangles", T * T - T, "Only keys after the query are blocked, one triangle."),
+                ("no-mask", T * T, "That is every pair; the mask blocks only the future."),
+                ("allowed-vs-blocked", allowed, "That counts the allowed pairs (diagonal and past)."),
+            ]
+        else:
+            stem += "how many pairs remain **allowed**?"
+            value = allowed
+            candidates = [
+                ("allowed-vs-blocked", blocked, "That counts the blocked (future) pairs."),
+                ("no-mask", T * T, "That ignores the mask: future keys are blocked."),
+                ("attends-only-to-itself", T, "Each query also sees every earlier key."),
+                ("mask-counts-diagonal", T * (T - 1) // 2, "A position may attend to itself; add the diagonal."),
+            ]
+        solution = (f"Query j may see keys k <= j, so the mask blocks the strict upper triangle: "
+                    f"T(T-1)/2 = {fmt.integer(blocked)} pairs blocked, and T(T+1)/2 = {fmt.integer(allowed)} "
+                    f"allowed (diagonal included), out of T^2 = {fmt.integer(T * T)}.")
+        options = numeric_options(rng, value, fmt.integer(value), candidates, fmt.integer,
+                                  "Correct: only keys after the query are blocked.")
+        return Draft(parameters={"ask": ask, "T": T}, stem=stem, answer=int_answer(value, unit="pairs"),
+                     options=options, solution=solution)
+
+    def _pairs(self, rng: np.random.Generator) -> Draft:
+        T = int(rng.integers(3, 9))
+        mask = causal_mask(T)
+        flat = rng.choice(T * T, size=PAIRS_SHOWN, replace=False)
+        pairs = [(int(x) // T, int(x) % T) for x in flat]          # (query j, key k)
+        flags = [bool(mask[j, k]) for j, k in pairs]
+        if all(flags) or not any(flags):
+            raise Redraw("the shown pairs are all of one kind")
+        options = []
+        for (j, k), blocked in zip(pairs, flags):
+            text = f"query {j}, key {k}"
+            if blocked:
+                options.append(Option(value=[j, k], text=text, correct=True,
+                                      feedback=f"Correct: key {k} comes after query {j}."))
+            elif j == k:
+                options.append(Option(value=[j, k], text=text, correct=False, misconception="mask-counts-diagonal",
+                                      feedback="A position may attend to itself."))
+            else:
+                options.append(Option(value=[j, k], text=text, correct=False, misconception="mask-blocks-past",
+                                      feedback=f"Key {k} comes before query {j}, so it is visible."))
+        stem = (f"A causal mask is applied to T = {T} positions numbered 0 to {T - 1}. Which of these "
+                "(query, key) pairs does it **block**? Select all that apply.")
+        solution = ("The mask blocks key k for query j exactly when k > j (a future position); the diagonal "
+                    "and earlier keys stay visible. Blocked here: "
+                    + ", ".join(f"({j}, {k})" for (j, k), b in zip(pairs, flags) if b) + ".")
+        answer = Answer(kind="multiple_choice", value=None, display="the pairs with key > query")
+        return Draft(parameters={"ask": "blocked_pairs", "T": T, "pairs": [list(p) for p in pairs]},
+                     stem=stem, answer=answer, options=options, solution=solution)
+
+    def check(self, variant: dict[str, Any]) -> list[str]:
+        p = variant["parameters"]
+        T = p["T"]
+        # Brute force over every (query, key) pair.
+        blocked = sum(1 for j in range(T) for k in range(T) if k > j)
+        if p["ask"] == "blocked_count":
+            return check_equal(variant["answer"]["value"], blocked)
+        if p["ask"] == "allowed_count":
+            return check_equal(variant["answer"]["value"], T * T - blocked)
+        return [f"choice {c['value']} marked correct={c['correct']}" for c in variant["choices"]
+                if c["correct"] != (c["value"][1] > c["value"][0])]

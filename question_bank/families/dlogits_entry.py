@@ -1,0 +1,82 @@
+"""One entry of dlogits = (softmax - onehot) / N."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from autograder.tolerances import QUESTION_FD_ATOL, QUESTION_FD_EPS
+from question_bank import formatting as fmt
+from question_bank.choices import numeric_options
+from question_bank.families._common import float_answer
+from question_bank.registry import Family, register_family
+from question_bank.variant import Draft
+from solutions import cross_entropy_loss, softmax
+
+
+def _mean_loss(logits: list[list[float]], targets: list[int]) -> float:
+    """Mean cross-entropy in plain Python (used by the independent check)."""
+    total = []
+    for row, target in zip(logits, targets):
+        top = max(row)
+        total.append(top + math.log(math.fsum(math.exp(z - top) for z in row)) - row[target])
+    return math.fsum(total) / len(total)
+
+
+@register_family
+class DlogitsEntry(Family):
+    name = "dlogits-entry"
+    title = "An entry of the loss gradient"
+    summary = "Compute one entry of dlogits = (softmax(logits) - onehot(target)) / N."
+    tags = ("gradient", "cross-entropy")
+
+    def build(self, rng: np.random.Generator) -> Draft:
+        N = int(rng.integers(2, 5))
+        V = int(rng.integers(3, 6))
+        logits = rng.integers(-2, 4, size=(N, V)).astype(np.float64)   # (N, V)
+        targets = rng.integers(0, V, size=N)                            # (N,)
+        i = int(rng.integers(N))
+        at_target = bool(rng.random() < 0.5)
+        j = int(targets[i]) if at_target else int(rng.choice([v for v in range(V) if v != targets[i]]))
+        _, dlogits = cross_entropy_loss(logits[None], targets[None])
+        value = float(dlogits[0, i, j])
+        p = float(softmax(logits[i])[j])
+        onehot = 1.0 if at_target else 0.0
+        header = ["position", "target"] + [f"$z_{{\\cdot,{v}}}$" for v in range(V)]
+        rows = [[n, int(targets[n])] + [int(z) for z in logits[n]] for n in range(N)]
+        stem = (f"The loss is the mean softmax cross-entropy over N = {N} positions, with logits $z$ and "
+                f"targets:\n\n{fmt.table(header, rows)}\n\nWhat is "
+                f"$\\partial L / \\partial z_{{{i},{j}}}$, the entry of dlogits at position {i}, token {j}?")
+        answer = float_answer(value)
+        candidates = [
+            ("missing-1-over-n", value * N, f"That leaves out the 1/N = 1/{N} of the mean."),
+            ("softmax-without-onehot", p / N, "That forgets to subtract the one-hot at the target token."),
+            ("gradient-sign", -value, "That is onehot minus softmax, the negative of the gradient."),
+            ("divide-by-vocab", value * N / V, f"That divides by V = {V}; the mean runs over the N = {N} positions."),
+            ("logits-not-probabilities", (float(logits[i, j]) - onehot) / N, "That uses the raw logit where "
+             "the softmax probability belongs."),
+        ]
+        solution = (f"For position {i}, $p = \\operatorname{{softmax}}(z_{i})$ gives $p_{{{j}}} = {fmt.num(p)}$. "
+                    f"The target is {int(targets[i])}, so the one-hot entry is {int(onehot)}. Hence "
+                    f"$\\partial L/\\partial z_{{{i},{j}}} = (p_{{{j}}} - {int(onehot)})/N = "
+                    f"({fmt.num(p)} - {int(onehot)})/{N} = {fmt.num(value)}$.")
+        options = numeric_options(rng, answer.value, fmt.num_tex(value), candidates, fmt.num_tex,
+                                  "Correct: softmax minus one-hot, divided by N.")
+        return Draft(parameters={"logits": logits.astype(int).tolist(), "targets": targets.tolist(),
+                                 "row": i, "column": j},
+                     stem=stem, answer=answer, options=options, solution=solution)
+
+    def check(self, variant: dict[str, Any]) -> list[str]:
+        """Central differences of a plain-Python loss: brute force, no formula."""
+        params = variant["parameters"]
+        i, j = params["row"], params["column"]
+        plus = [list(map(float, row)) for row in params["logits"]]
+        minus = [list(map(float, row)) for row in params["logits"]]
+        plus[i][j] += QUESTION_FD_EPS
+        minus[i][j] -= QUESTION_FD_EPS
+        estimate = (_mean_loss(plus, params["targets"]) - _mean_loss(minus, params["targets"])) / (2 * QUESTION_FD_EPS)
+        stored = variant["answer"]["value"]
+        if abs(stored - estimate) > QUESTION_FD_ATOL:
+            return [f"answer is {stored!r}, central differences give {estimate!r}"]
+        return []

@@ -1,0 +1,80 @@
+"""Greedy decoding: the next word from the last position's hidden state."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from question_bank import formatting as fmt
+from question_bank.choices import pick_distractors
+from question_bank.errors import Redraw
+from question_bank.families._common import WORDS, check_equal, correct_choices
+from question_bank.registry import Family, register_family
+from question_bank.variant import Answer, Draft, Option
+from solutions import greedy_next_token
+
+
+def _unique_top(scores: np.ndarray, largest: bool = True) -> int:
+    """Index of the single largest (or smallest) score; a tie makes the question ambiguous."""
+    target = scores.max() if largest else scores.min()
+    winners = np.flatnonzero(scores == target)
+    if len(winners) != 1:
+        raise Redraw("tied scores")
+    return int(winners[0])
+
+
+@register_family
+class GreedyNextToken(Family):
+    name = "greedy-next-token"
+    title = "Greedy next token"
+    summary = "Pick the greedy next word from hidden states and W_head: argmax of the last position's logits."
+    tags = ("decoding", "lm-head")
+
+    def build(self, rng: np.random.Generator) -> Draft:
+        T = int(rng.integers(2, 6))
+        C = int(rng.integers(2, 5))
+        V = int(rng.integers(4, 7))
+        hidden = rng.integers(-3, 4, size=(T, C))                  # (T, C)
+        W_head = rng.integers(-2, 3, size=(C, V))                  # (C, V)
+        vocab = [WORDS[int(k)] for k in rng.choice(len(WORDS), size=V, replace=False)]
+        last_logits = hidden[-1] @ W_head                          # (V,)
+        _unique_top(last_logits)
+        chosen = vocab[greedy_next_token(hidden[-1], W_head)]
+        wrong = [
+            ("first-position-state", _unique_top(hidden[0] @ W_head), "That uses the first position's state; "
+             "the next token after the sequence comes from the last one."),
+            ("off-by-one-alignment", _unique_top(hidden[-2] @ W_head), "The state before the last predicts the "
+             "token that is already at the last position."),
+            ("mean-of-states", _unique_top(hidden.mean(axis=0) @ W_head), "That averages the states; greedy "
+             "decoding reads the last position only."),
+            ("lowest-logit-wins", _unique_top(last_logits, largest=False), "That is the lowest logit; greedy "
+             "decoding takes the highest."),
+        ]
+        candidates = [Option(value=vocab[k], text=f"`{vocab[k]}`", correct=False, misconception=mid, feedback=fb)
+                      for mid, k, fb in wrong]
+        correct = Option(value=chosen, text=f"`{chosen}`", correct=True,
+                         feedback="Correct: argmax of the last position's logits.")
+        options = [correct, *pick_distractors(rng, chosen, candidates)]
+        h_rows = [[t] + [int(v) for v in hidden[t]] for t in range(T)]
+        w_rows = [[f"$c = {c}$"] + [int(v) for v in W_head[c]] for c in range(C)]
+        h_header = ["position"] + [f"$h_{{\\cdot,{c}}}$" for c in range(C)]
+        stem = (f"The final transformer block returns these hidden states for a prompt of T = {T} tokens "
+                f"(width C = {C}):\n\n{fmt.table(h_header, h_rows)}"
+                f"\n\nThe head has no bias and `W_head` (C x V) is\n\n"
+                f"{fmt.table([''] + [f'`{w}`' for w in vocab], w_rows)}\n\n"
+                "Which word does greedy decoding produce next?")
+        logits_text = ", ".join(f"`{w}`: {int(z)}" for w, z in zip(vocab, last_logits))
+        solution = (f"Only the last position's state predicts the token after the prompt: "
+                    f"$h_{{{T - 1}}}$ = {[int(v) for v in hidden[-1]]}. Its logits $h_{{{T - 1}}} W_\\text{{head}}$ are "
+                    f"{logits_text}. The largest is `{chosen}`; softmax would not change the winner, because it "
+                    "is monotonic.")
+        answer = Answer(kind="single_choice", value=None, display=f"`{chosen}`")
+        return Draft(parameters={"hidden": hidden.tolist(), "W_head": W_head.tolist(), "vocab": vocab},
+                     stem=stem, answer=answer, options=options, solution=solution)
+
+    def check(self, variant: dict[str, Any]) -> list[str]:
+        p = variant["parameters"]
+        h_last, W, vocab = p["hidden"][-1], p["W_head"], p["vocab"]
+        scores = [sum(h_last[c] * W[c][v] for c in range(len(h_last))) for v in range(len(vocab))]
+        (correct,) = correct_choices(variant)
+        return check_equal(correct["value"], vocab[scores.index(max(scores))], "correct choice")

@@ -1,0 +1,117 @@
+"""Perplexity from mean cross-entropy and back, in nats or bits."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from question_bank import formatting as fmt
+from question_bank.choices import numeric_options
+from question_bank.families._common import LN2, check_close, float_answer
+from question_bank.registry import Family, register_family
+from question_bank.variant import Draft
+from solutions import perplexity_from_loss, sequence_log_prob
+
+ASKS = ("ppl_from_nats", "ppl_from_bits", "nats_from_ppl", "bits_from_ppl")
+
+
+def _log_perplexity(ppl: float) -> float:
+    """Mean NLL in nats of a model with perplexity ``ppl``.
+
+    Such a model's geometric-mean token probability is 1/ppl, so its mean
+    NLL is the negative log-probability of that one factor.
+    """
+    return -sequence_log_prob([1.0 / ppl])
+
+
+@register_family
+class PerplexityCrossEntropy(Family):
+    name = "perplexity-cross-entropy"
+    title = "Perplexity and mean cross-entropy"
+    summary = "Convert a mean cross-entropy (nats or bits) into a perplexity, or a perplexity into one."
+    tags = ("perplexity", "cross-entropy", "units")
+
+    def build(self, rng: np.random.Generator) -> Draft:
+        ask = ASKS[int(rng.integers(len(ASKS)))]
+        if ask in ("ppl_from_nats", "ppl_from_bits"):
+            return self._to_perplexity(rng, ask)
+        return self._to_loss(rng, ask)
+
+    def _to_perplexity(self, rng: np.random.Generator, ask: str) -> Draft:
+        in_bits = ask == "ppl_from_bits"
+        loss = int(rng.integers(300, 8001 if in_bits else 6001)) / 1000
+        unit = "bits" if in_bits else "nats"
+        nats = loss * LN2 if in_bits else loss
+        ppl = perplexity_from_loss(nats)
+        stem = (f"A language model's mean cross-entropy on a validation set is {fmt.exact(loss)} {unit} per "
+                "token. What is its perplexity?")
+        answer = float_answer(ppl)
+        if in_bits:
+            candidates = [
+                ("bits-vs-nats", math.exp(loss), "That reads the bits as nats; with bits the base is 2."),
+                ("wrong-log-base", 10 ** loss, "Bits are base-2 logarithms, so the base is 2, not 10."),
+                ("perplexity-is-loss", loss, "That is the cross-entropy itself; perplexity exponentiates it."),
+                ("perplexity-reciprocal", 1 / ppl, "That is the geometric-mean probability, the reciprocal "
+                 "of the perplexity."),
+            ]
+            how = f"$2^{{{fmt.exact(loss)}}} = e^{{{fmt.num(nats)}}} = {fmt.num(ppl)}$"
+        else:
+            candidates = [
+                ("wrong-log-base", 2 ** loss, "A loss in nats is exponentiated with base e, not 2."),
+                ("wrong-log-base", 10 ** loss, "A loss in nats is exponentiated with base e, not 10."),
+                ("perplexity-is-loss", loss, "That is the cross-entropy itself; perplexity exponentiates it."),
+                ("perplexity-reciprocal", 1 / ppl, "That is exp(-loss), the geometric-mean probability; "
+                 "perplexity is its reciprocal."),
+            ]
+            how = f"$e^{{{fmt.exact(loss)}}} = {fmt.num(ppl)}$"
+        solution = (f"Perplexity is the exponential of the mean negative log-likelihood in the base of its "
+                    f"unit: {how}.")
+        options = numeric_options(rng, answer.value, fmt.num_tex(ppl), candidates, fmt.num_tex,
+                                  "Correct: exponentiate in the base that matches the unit.")
+        return Draft(parameters={"ask": ask, "loss": loss, "unit": unit}, stem=stem, answer=answer,
+                     options=options, solution=solution)
+
+    def _to_loss(self, rng: np.random.Generator, ask: str) -> Draft:
+        in_bits = ask == "bits_from_ppl"
+        ppl = int(rng.integers(120, 50001)) / 100
+        nats = _log_perplexity(ppl)
+        value = nats / LN2 if in_bits else nats
+        unit = "bits" if in_bits else "nats"
+        stem = (f"A language model has perplexity {fmt.exact(ppl)} on a test set. What is its mean "
+                f"cross-entropy per token, in **{unit}**?")
+        answer = float_answer(value, unit=unit)
+        if in_bits:
+            candidates = [
+                ("bits-vs-nats", nats, "That is the value in nats; divide by ln 2 for bits."),
+                ("wrong-log-base", math.log10(ppl), "Bits are base-2 logarithms, not base 10."),
+                ("perplexity-reciprocal", 1 / ppl, "That is the geometric-mean probability, not a cross-entropy."),
+                ("bits-vs-nats", nats * LN2, "Converting nats to bits divides by ln 2; it does not multiply."),
+            ]
+        else:
+            candidates = [
+                ("wrong-log-base", math.log2(ppl), "That is log base 2 (bits); the question asks for nats."),
+                ("wrong-log-base", math.log10(ppl), "That is log base 10; the question asks for nats."),
+                ("perplexity-reciprocal", 1 / ppl, "That is the geometric-mean probability, not a cross-entropy."),
+                ("perplexity-is-loss", ppl, "That is the perplexity itself; the cross-entropy is its logarithm."),
+            ]
+        solution = (f"Cross-entropy is the logarithm of the perplexity: $\\ln {fmt.exact(ppl)} = {fmt.num(nats)}$ "
+                    f"nats" + (f", and $\\log_2 {fmt.exact(ppl)} = {fmt.num(nats)} / \\ln 2 = {fmt.num(value)}$ bits."
+                               if in_bits else "."))
+        options = numeric_options(rng, answer.value, fmt.num_tex(value), candidates, fmt.num_tex,
+                                  "Correct: take the logarithm in the base of the unit.")
+        return Draft(parameters={"ask": ask, "perplexity": ppl, "unit": unit}, stem=stem, answer=answer,
+                     options=options, solution=solution)
+
+    def check(self, variant: dict[str, Any]) -> list[str]:
+        params = variant["parameters"]
+        ask = params["ask"]
+        if ask == "ppl_from_nats":
+            expected = math.exp(params["loss"])
+        elif ask == "ppl_from_bits":
+            expected = 2.0 ** params["loss"]
+        elif ask == "nats_from_ppl":
+            expected = math.log(params["perplexity"])
+        else:
+            expected = math.log2(params["perplexity"])
+        return check_close(variant["answer"]["value"], expected)

@@ -1,0 +1,60 @@
+"""Perplexity from the probabilities a model gave the observed tokens."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from question_bank import formatting as fmt
+from question_bank.choices import numeric_options
+from question_bank.families._common import check_close, exact_product, float_answer, probabilities
+from question_bank.registry import Family, register_family
+from question_bank.variant import Draft
+from solutions import perplexity
+
+
+@register_family
+class PerplexityFromProbs(Family):
+    name = "perplexity-from-probs"
+    title = "Perplexity from token probabilities"
+    summary = "Turn the probabilities given to N scored tokens into a perplexity, exp(mean NLL)."
+    tags = ("perplexity",)
+
+    def build(self, rng: np.random.Generator) -> Draft:
+        n = int(rng.integers(3, 9))
+        probs = probabilities(rng, n, low=5, high=99)
+        ppl = perplexity(probs)
+        mean_nll = -sum(math.log(p) for p in probs) / n
+        listed = ", ".join(fmt.exact(p) for p in probs)
+        stem = (f"On a held-out text of {n} scored tokens, a language model gave the observed tokens the "
+                f"probabilities\n\n$$p = ({listed}).$$\n\nWhat is the model's perplexity on this text "
+                "(natural logs)?")
+        answer = float_answer(ppl)
+        candidates = [
+            ("sum-vs-mean", math.exp(n * mean_nll), "That exponentiates the total NLL; perplexity uses "
+             "the mean NLL per token."),
+            ("perplexity-is-loss", mean_nll, "That is the mean NLL (cross-entropy); perplexity is its exponential."),
+            ("perplexity-reciprocal", 1 / ppl, "That is exp(-mean NLL), the geometric-mean probability; "
+             "perplexity is its reciprocal."),
+            ("arithmetic-mean-perplexity", sum(1 / p for p in probs) / n, "That is the arithmetic mean of "
+             "1/p; perplexity uses the geometric mean."),
+            ("arithmetic-mean-perplexity", n / sum(probs), "That inverts the arithmetic mean of the "
+             "probabilities; perplexity inverts their geometric mean."),
+            ("wrong-log-base", 2 ** mean_nll, "The mean NLL is in nats, so it is exponentiated with "
+             "base e, not 2."),
+        ]
+        solution = (f"Mean negative log-likelihood: $\\bar\\ell = -\\frac{{1}}{{{n}}}\\sum_i \\ln p_i = "
+                    f"{fmt.num(mean_nll)}$ nats. Perplexity $= e^{{\\bar\\ell}} = {fmt.num(ppl)}$, the "
+                    "reciprocal of the geometric mean of the probabilities. A model that guessed uniformly "
+                    "among k tokens would have perplexity k.")
+        options = numeric_options(rng, answer.value, fmt.num_tex(ppl), candidates, fmt.num_tex,
+                                  "Correct: exponentiate the mean NLL.")
+        return Draft(parameters={"probs": probs}, stem=stem, answer=answer, options=options,
+                     solution=solution)
+
+    def check(self, variant: dict[str, Any]) -> list[str]:
+        probs = variant["parameters"]["probs"]
+        # Second formula: the reciprocal geometric mean from the exact product.
+        expected = float(exact_product(probs)) ** (-1 / len(probs))
+        return check_close(variant["answer"]["value"], expected)

@@ -1,0 +1,80 @@
+"""How many positions a padded batch scores (the denominator of the mean loss)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from question_bank import formatting as fmt
+from question_bank.choices import numeric_options
+from question_bank.errors import Redraw
+from question_bank.families._common import WORDS, check_equal, int_answer
+from question_bank.registry import Family, register_family
+from question_bank.variant import Draft
+from solutions import masked_cross_entropy, next_token_batch
+
+PAD = 0
+
+
+def scored_by_reference(lengths: list[int], padded: int, vocab: int) -> int:
+    """Scored positions according to the reference: rows whose loss gradient is non-zero.
+
+    Rows are right-padded to ``padded`` tokens and laid end to end; inputs and
+    targets come from ``next_token_batch`` (targets = inputs shifted by one),
+    positions whose target is padding are masked out, and the masked loss
+    gives a non-zero gradient row exactly where a position is scored.
+    """
+    rows = [[1 + (b + t) % (vocab - 1) for t in range(n)] + [PAD] * (padded - n) for b, n in enumerate(lengths)]
+    data = np.array([tok for row in rows for tok in row], dtype=np.int64)
+    offsets = np.arange(len(lengths)) * padded
+    xb, yb = next_token_batch(data, offsets, padded - 1)       # (B, P-1) each
+    mask = yb != PAD
+    _, dlogits = masked_cross_entropy(np.zeros((*yb.shape, vocab)), yb, mask)
+    return int(np.count_nonzero(np.abs(dlogits).sum(axis=-1)))
+
+
+@register_family
+class ScoredPositions(Family):
+    name = "scored-positions"
+    title = "Scored positions with padding"
+    summary = "Count the positions a padded batch scores: each sequence of L tokens gives L-1 predictions."
+    tags = ("targets", "padding", "cross-entropy")
+
+    def build(self, rng: np.random.Generator) -> Draft:
+        B = int(rng.integers(2, 7))
+        P = int(rng.integers(4, 17))
+        lengths = [int(n) for n in rng.integers(2, P + 1, size=B)]
+        if min(lengths) == P:
+            raise Redraw("no padding in the batch")
+        value = scored_by_reference(lengths, P, vocab=len(WORDS) + 1)
+        rows = []
+        for b, n in enumerate(lengths):
+            words = [WORDS[int(k)] for k in rng.integers(len(WORDS), size=n)]
+            rows.append([b, n, "`" + " ".join(words + ["<pad>"] * (P - n)) + "`"])
+        stem = (f"A batch holds B = {B} sequences, right-padded with `<pad>` to {P} tokens:\n\n"
+                f"{fmt.table(['row', 'real tokens', 'padded sequence'], rows)}\n\n"
+                f"Training uses inputs `row[:-1]` and targets `row[1:]` ({P - 1} positions per row) and "
+                "excludes every position whose target is `<pad>`. How many positions enter the mean of the "
+                "loss, i.e. what is its denominator N?")
+        candidates = [
+            ("padding-scored", B * (P - 1), "That counts every input position, padding targets included."),
+            ("last-token-scored", sum(lengths), "A sequence of L tokens has only L-1 next-token targets."),
+            ("counts-all-slots", B * P, "That counts every slot of the padded batch."),
+        ]
+        solution = (f"A sequence of L real tokens gives L-1 predictions with a real target. "
+                    f"N = " + " + ".join(f"({n}-1)" for n in lengths) + f" = {value}. Padding is left out "
+                    "of both the sum and the denominator, and its gradient is zero.")
+        options = numeric_options(rng, value, fmt.integer(value), candidates, fmt.integer,
+                                  "Correct: each sequence contributes its length minus one.")
+        return Draft(parameters={"lengths": lengths, "padded_length": P}, stem=stem,
+                     answer=int_answer(value, unit="positions"), options=options, solution=solution)
+
+    def check(self, variant: dict[str, Any]) -> list[str]:
+        p = variant["parameters"]
+        P = p["padded_length"]
+        # Brute force: walk each padded row and count positions with a real next token.
+        total = 0
+        for n in p["lengths"]:
+            row = [1] * n + [PAD] * (P - n)
+            total += sum(1 for t in range(P - 1) if row[t + 1] != PAD)
+        return check_equal(variant["answer"]["value"], total)

@@ -1,0 +1,73 @@
+"""Next-token cross-entropy of a small logits table, targets shifted by one."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from question_bank import formatting as fmt
+from question_bank.choices import numeric_options
+from question_bank.families._common import LN2, check_close, float_answer
+from question_bank.registry import Family, register_family
+from question_bank.variant import Draft
+from solutions import cross_entropy_loss, softmax
+
+
+def _mean_ce(logits: np.ndarray, targets: np.ndarray) -> float:
+    """Mean cross-entropy of (T, V) logits against (T,) targets, by the reference."""
+    loss, _ = cross_entropy_loss(logits[None], targets[None])
+    return loss
+
+
+@register_family
+class ShiftedCrossEntropy(Family):
+    name = "shifted-cross-entropy"
+    title = "Cross-entropy with shifted targets"
+    summary = "Mean next-token cross-entropy of a small logits table: position t is scored on token t+1."
+    tags = ("cross-entropy", "alignment")
+
+    def build(self, rng: np.random.Generator) -> Draft:
+        T = int(rng.integers(3, 6))
+        V = int(rng.integers(3, 6))
+        logits = rng.integers(-2, 4, size=(T, V)).astype(np.float64)   # (T, V)
+        tokens = rng.integers(0, V, size=T)                              # (T,)
+        loss = _mean_ce(logits[:-1], tokens[1:])
+        probs = softmax(logits[:-1])[np.arange(T - 1), tokens[1:]]
+        header = ["position $t$", "token $x_t$"] + [f"logit of token {v}" for v in range(V)]
+        rows = [[t, int(tokens[t])] + [int(z) for z in logits[t]] for t in range(T)]
+        stem = (f"A model reads a sequence of T = {T} token ids (vocabulary {{0, ..., {V - 1}}}) and outputs "
+                f"one row of logits per position:\n\n{fmt.table(header, rows)}\n\nWhat is the mean next-token "
+                "cross-entropy over the positions that have a next token, in nats?")
+        answer = float_answer(loss, unit="nats")
+        candidates = [
+            ("off-by-one-alignment", _mean_ce(logits[:-1], tokens[:-1]), "That scores the logits at position "
+             "t against the token already at t; they predict the token at t+1."),
+            ("shift-wrong-direction", _mean_ce(logits[1:], tokens[:-1]), "That scores position t against the "
+             "previous token; the target is the next one."),
+            ("sum-vs-mean", loss * (T - 1), f"That is the sum over the {T - 1} scored positions; the loss is "
+             "their mean."),
+            ("wrong-log-base", loss / LN2, "That is the loss in bits; the question asks for nats."),
+            ("probability-not-loss", float(np.mean(probs)), "That is the mean probability of the targets; the "
+             "loss is the mean negative log-probability."),
+        ]
+        terms = " ".join(f"+ \\ell_{t}" for t in range(T - 1)).lstrip("+ ")
+        solution = (f"Position t predicts token t+1, so positions 0..{T - 2} are scored against tokens "
+                    f"{[int(x) for x in tokens[1:]]} (the last position has no target). Each term is "
+                    "$\\ell_t = \\ln\\sum_v e^{z_{t,v}} - z_{t,x_{t+1}}$; the loss is "
+                    f"$\\frac{{1}}{{{T - 1}}}({terms}) = {fmt.num(loss)}$ nats.")
+        options = numeric_options(rng, answer.value, fmt.num_tex(loss), candidates, fmt.num_tex,
+                                  "Correct: logits at t are scored against the token at t+1.")
+        return Draft(parameters={"logits": logits.astype(int).tolist(), "tokens": tokens.tolist()},
+                     stem=stem, answer=answer, options=options, solution=solution)
+
+    def check(self, variant: dict[str, Any]) -> list[str]:
+        params = variant["parameters"]
+        logits, tokens = params["logits"], params["tokens"]
+        terms = []
+        for t in range(len(tokens) - 1):
+            row = logits[t]
+            top = max(row)
+            log_z = top + math.log(math.fsum(math.exp(z - top) for z in row))
+            terms.append(log_z - row[tokens[t + 1]])
+        return check_close(variant["answer"]["value"], math.fsum(terms) / len(terms))

@@ -1,0 +1,177 @@
+"""GPT-1's task-specific input transformations for fine-tuning."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from question_bank.families._common import SENTENCES
+from question_bank.registry import Family, register_family
+from question_bank.variant import Answer, Draft, Option
+
+START, DELIM, END = "<s>", "$", "<e>"
+TASKS = ("classification", "entailment", "similarity", "multiple_choice")
+
+#: Reading-comprehension items written from the course corpus: context, question, candidates.
+QA_ITEMS = (
+    ("the tide rises at dusk and falls at dawn.", "when does the tide fall?", ("at dawn", "at dusk", "at noon")),
+    ("the keeper rings the bell when a boat drifts near the rocks.", "what does the keeper ring?",
+     ("the bell", "the lantern", "the boats", "the book")),
+    ("the lamp keeper lights the lantern when the fog rolls in.", "when is the lantern lit?",
+     ("when the fog rolls in", "at dawn", "when the tide is low")),
+    ("the keeper counts the boats and writes the count in a book.", "where is the count written?",
+     ("in a book", "on the lantern", "near the rocks", "in the bay")),
+)
+
+_COMBINE_TEXT = {
+    "one": "feed that state to a linear classifier",
+    "add": "add the two final states, then apply a linear classifier",
+    "softmax-candidates": "score each final state with a linear layer and take a softmax over the candidates",
+    "softmax-vocab": "take a softmax over the vocabulary at each candidate's final position",
+}
+
+
+def _sentence(index: int) -> str:
+    return " ".join(SENTENCES[index]) + "."
+
+
+def _seq(*parts: str) -> list[str]:
+    return list(parts)
+
+
+def _value(inputs: list[list[str]], readout: str = "end", combine: str = "one") -> dict[str, Any]:
+    return {"inputs": inputs, "readout": readout, "combine": combine}
+
+
+def _render(value: dict[str, Any]) -> str:
+    """One choice as Markdown: the input sequence(s), the read-out position, the combination."""
+    if "claim" in value:
+        return "A decoder-only model cannot classify; put a bidirectional encoder in front of it."
+    sequences = " and ".join(f"`{' '.join(s)}`" for s in value["inputs"])
+    where = "`<e>` (the last position)" if value["readout"] == "end" else "`<s>` (the first position)"
+    noun = "Input" if len(value["inputs"]) == 1 else "Inputs"
+    return f"{noun} {sequences}; take the final block's state at {where} and {_COMBINE_TEXT[value['combine']]}."
+
+
+def options_for(task: str, k: int) -> list[tuple[dict[str, Any], str | None, str]]:
+    """Every choice for ``task``: (value, misconception or None, feedback); the first is correct."""
+    if task == "classification":
+        return [
+            (_value([_seq(START, "text", END)]), None, "Correct: the end position has seen the whole text."),
+            (_value([_seq(START, "text", END)], readout="start"), "classify-first-position",
+             "Under the causal mask the first position has seen nothing but itself."),
+            (_value([_seq(START, "label", DELIM, "text", END)]), "label-in-input",
+             "The label is the target; it cannot be part of the input."),
+            ({"claim": "needs-encoder"}, "decoder-cannot-classify",
+             "GPT-1 classifies with a linear layer on the final position; no encoder is needed."),
+        ]
+    if task == "entailment":
+        return [
+            (_value([_seq(START, "premise", DELIM, "hypothesis", END)]), None,
+             "Correct: premise, delimiter, hypothesis, in that order."),
+            (_value([_seq(START, "hypothesis", DELIM, "premise", END)]), "entailment-order-swapped",
+             "Entailment is directional; the premise comes first."),
+            (_value([_seq(START, "premise", "hypothesis", END)]), "missing-delimiter",
+             "Without the delimiter the model cannot tell where the premise ends."),
+            (_value([_seq(START, "premise", END), _seq(START, "hypothesis", END)], combine="add"),
+             "processes-pair-separately", "The relation needs both texts in one sequence, so attention can "
+             "compare them."),
+            (_value([_seq(START, "premise", DELIM, "hypothesis", END)], readout="start"),
+             "classify-first-position", "The first position has not seen the hypothesis."),
+        ]
+    if task == "similarity":
+        return [
+            (_value([_seq(START, "A", DELIM, "B", END), _seq(START, "B", DELIM, "A", END)], combine="add"), None,
+             "Correct: both orders, representations added, because similarity has no order."),
+            (_value([_seq(START, "A", DELIM, "B", END)]), "similarity-one-order",
+             "One order imposes a direction the task does not have; GPT-1 uses both."),
+            (_value([_seq(START, "A", "B", END), _seq(START, "B", "A", END)], combine="add"), "missing-delimiter",
+             "Each sequence needs the delimiter between the two sentences."),
+            (_value([_seq(START, "A", END), _seq(START, "B", END)], combine="add"), "processes-pair-separately",
+             "The two sentences are put in one sequence (in both orders) so attention can compare them."),
+        ]
+    answers = [f"answer{j}" for j in range(1, k + 1)]
+    return [
+        (_value([_seq(START, "context", "question", DELIM, a, END) for a in answers], combine="softmax-candidates"),
+         None, "Correct: one sequence per candidate, shared weights, softmax over the candidates."),
+        (_value([_seq(START, "question", DELIM, a, END) for a in answers], combine="softmax-candidates"),
+         "qa-omits-context", "Each sequence also needs the context document."),
+        (_value([_seq(START, "context", "question", *[x for a in answers for x in (DELIM, a)], END)]),
+         "candidates-in-one-sequence", "Each candidate is scored in its own sequence."),
+        (_value([_seq(START, "context", "question", DELIM, a, END) for a in answers], combine="softmax-vocab"),
+         "softmax-over-vocabulary", "The candidate scores are normalised over the candidates."),
+    ]
+
+
+@register_family
+class TaskTransformations(Family):
+    name = "task-transformations"
+    title = "GPT-1 task input transformations"
+    summary = "Pick GPT-1's input transformation for classification, entailment, similarity or multiple choice."
+    tags = ("fine-tuning", "gpt-1")
+    distinct_target = 120
+
+    def build(self, rng: np.random.Generator) -> Draft:
+        task = TASKS[int(rng.integers(len(TASKS)))]
+        params: dict[str, Any] = {"task": task}
+        k = 0
+        if task == "classification":
+            params["text"] = _sentence(int(rng.integers(len(SENTENCES))))
+            example = f"text: *{params['text']}* (label: one of a few classes)"
+            what = "classify a single text"
+        elif task in ("entailment", "similarity"):
+            a, b = (int(x) for x in rng.choice(len(SENTENCES), size=2, replace=False))
+            first, second = ("premise", "hypothesis") if task == "entailment" else ("A", "B")
+            params[first], params[second] = _sentence(a), _sentence(b)
+            example = f"{first}: *{params[first]}*; {second}: *{params[second]}*"
+            what = ("decide whether the premise entails the hypothesis" if task == "entailment"
+                    else "decide whether two sentences mean the same")
+        else:
+            context, question, candidates = QA_ITEMS[int(rng.integers(len(QA_ITEMS)))]
+            k = len(candidates)
+            params.update(context=context, question=question, candidates=list(candidates))
+            example = (f"context: *{context}* question: *{question}* candidates: "
+                       + ", ".join(f"answer{j} = *{c}*" for j, c in enumerate(candidates, start=1)))
+            what = "pick the right answer to a question about a context"
+        options = [Option(value=value, text=_render(value), correct=misconception is None,
+                          misconception=misconception, feedback=feedback)
+                   for value, misconception, feedback in options_for(task, k)]
+        if len(options) > 4:   # keep four choices: the correct one and three random distractors
+            keep = sorted(int(i) for i in rng.choice(np.arange(1, len(options)), size=3, replace=False))
+            options = [options[0]] + [options[i] for i in keep]
+        stem = (f"GPT-1 is fine-tuned to {what}. Example: {example}. With start token `<s>`, delimiter `$` "
+                "and end token `<e>`, which input transformation does GPT-1 use?")
+        solution = (f"{options[0].text} GPT-1 keeps its pretrained decoder unchanged and turns each task into "
+                    "token sequences: the final position (after `<e>`) has seen the whole input under the "
+                    "causal mask, so its state feeds the new linear head. Pairs go into one sequence separated "
+                    "by the delimiter; symmetric pairs are processed in both orders; multiple-choice "
+                    "candidates each get their own sequence and a softmax over the candidates.")
+        answer = Answer(kind="single_choice", value=None, display=options[0].text)
+        return Draft(parameters=params, stem=stem, answer=answer, options=options, solution=solution)
+
+    def check(self, variant: dict[str, Any]) -> list[str]:
+        """Each choice must satisfy the transformation rules exactly when it is marked correct."""
+        p = variant["parameters"]
+        problems = []
+        for choice in variant["choices"]:
+            if _follows_rules(p["task"], choice["value"], len(p.get("candidates", []))) != choice["correct"]:
+                problems.append(f"choice {choice['id']} marked correct={choice['correct']} breaks the rules")
+        return problems
+
+
+def _follows_rules(task: str, value: dict[str, Any], k: int) -> bool:
+    """GPT-1's rules, restated as predicates on a choice (independent of :func:`options_for`)."""
+    if "claim" in value or value["readout"] != "end":
+        return False
+    seqs = [tuple(s) for s in value["inputs"]]
+    if not seqs or any(s[0] != START or s[-1] != END for s in seqs):
+        return False
+    body = [s[1:-1] for s in seqs]
+    if task == "classification":
+        return body == [("text",)] and value["combine"] == "one"
+    if task == "entailment":
+        return body == [("premise", DELIM, "hypothesis")] and value["combine"] == "one"
+    if task == "similarity":
+        return sorted(body) == [("A", DELIM, "B"), ("B", DELIM, "A")] and value["combine"] == "add"
+    expected = sorted(("context", "question", DELIM, f"answer{j}") for j in range(1, k + 1))
+    return sorted(body) == expected and value["combine"] == "softmax-candidates"

@@ -1,0 +1,118 @@
+"""Teacher forcing in training against feeding back outputs in generation."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from question_bank.choices import pick_distractors
+from question_bank.families._common import WORDS, check_equal, correct_choices, word_run
+from question_bank.registry import Family, register_family
+from question_bank.variant import Answer, Draft, Option
+
+START = "<s>"
+
+
+def _code(tokens: list[str]) -> str:
+    return "`" + " ".join(tokens) + "`"
+
+
+def _pair_text(value: list[str]) -> str:
+    """An (input, target) pair as a choice."""
+    return f"input `{value[0]}`, target `{value[1]}`"
+
+
+def _other_word(rng: np.random.Generator, avoid: str) -> str:
+    """A corpus word different from ``avoid`` (a wrong prediction)."""
+    while True:
+        word = WORDS[int(rng.integers(len(WORDS)))]
+        if word != avoid:
+            return word
+
+
+@register_family
+class TeacherForcing(Family):
+    name = "teacher-forcing"
+    title = "Teacher forcing and generation"
+    summary = "What the model reads at a position in teacher-forced training, or at a step of generation."
+    tags = ("training", "decoding", "alignment")
+
+    def build(self, rng: np.random.Generator) -> Draft:
+        words = word_run(rng, int(rng.integers(5, 9)))
+        if rng.random() < 0.5:
+            return self._training(rng, words)
+        return self._generation(rng, words)
+
+    def _training(self, rng: np.random.Generator, words: list[str]) -> Draft:
+        n = len(words)
+        t = int(rng.integers(1, n))                       # a position with a real previous token
+        inputs = [START] + words[:-1]                     # x
+        # The model's argmax prediction at each position; wrong at t-1 so the trap is visible.
+        predicted = [w if rng.random() < 0.5 else _other_word(rng, w) for w in words]
+        predicted[t - 1] = _other_word(rng, words[t - 1])
+        text = _pair_text
+        correct_value = [inputs[t], words[t]]                # (input, target) of position t
+        wrong = [
+            ("teacher-forcing-feeds-predictions", [predicted[t - 1], words[t]],
+             "Teacher forcing feeds the observed token, not the model's previous prediction."),
+            ("target-leak", [words[t], words[t]], "The position would be given the token it must predict."),
+            ("targets-equal-inputs", [inputs[t], inputs[t]], "The target is the next token, not the input "
+             "token itself."),
+        ]
+        candidates = [Option(value=v, text=text(v), correct=False, misconception=m, feedback=f) for m, v, f in wrong]
+        options = [Option(value=correct_value, text=text(correct_value), correct=True,
+                          feedback="Correct: observed input, next observed token as target."),
+                   *pick_distractors(rng, correct_value, candidates)]
+        stem = (f"A GPT is trained with teacher forcing on the sequence {_code([START] + words)}. In one "
+                f"forward pass its argmax predictions at positions 0..{n - 1} were {_code(predicted)}. "
+                f"Position 0 holds `{START}`. What input does position {t} receive, and what is its target?")
+        solution = (f"Teacher forcing feeds the observed sequence, shifted: inputs {_code(inputs)}, targets "
+                    f"{_code(words)}. Position {t} therefore reads `{inputs[t]}` and is scored against "
+                    f"`{words[t]}`, whatever the model predicted before. All positions are scored in one "
+                    "masked, parallel pass.")
+        return Draft(parameters={"mode": "training", "tokens": words, "predicted": predicted, "position": t},
+                     stem=stem, answer=Answer(kind="single_choice", value=None, display=text(correct_value)),
+                     options=options, solution=solution)
+
+    def _generation(self, rng: np.random.Generator, words: list[str]) -> Draft:
+        n = len(words)
+        p = int(rng.integers(2, n - 2))                   # prompt length; leaves >= 2 reference tokens
+        k = int(rng.integers(1, min(3, n - p - 1) + 1))   # tokens generated so far
+        prompt = [START] + words[:p]
+        generated = [_other_word(rng, w) for w in words[p:p + k]]
+        correct_value = prompt + generated
+        wrong = [
+            ("generation-uses-ground-truth", prompt + words[p:p + k],
+             "At generation there is no reference text; the model reads its own outputs."),
+            ("generation-ignores-own-output", list(prompt), "Each generated token is appended to the input."),
+            ("target-leak", prompt + generated + [words[p + k]], "The next reference token is what would be "
+             "predicted; it is not available as input."),
+        ]
+        candidates = [Option(value=v, text=_code(v), correct=False, misconception=m, feedback=f) for m, v, f in wrong]
+        options = [Option(value=correct_value, text=_code(correct_value), correct=True,
+                          feedback="Correct: the prompt followed by everything generated so far."),
+                   *pick_distractors(rng, correct_value, candidates)]
+        stem = (f"The same kind of model now generates from the prompt {_code(prompt)}. The reference text "
+                f"continues {_code(words[p:])}, but greedy decoding has produced {_code(generated)} so far. "
+                f"Which sequence does the model read to produce its next token?")
+        solution = (f"Generation is autoregressive: every chosen token is appended and fed back, so the input "
+                    f"is {_code(correct_value)}. The reference continuation is used only in training (teacher "
+                    "forcing), where it supplies both inputs and targets.")
+        return Draft(parameters={"mode": "generation", "tokens": words, "prompt_length": p, "generated": generated},
+                     stem=stem, answer=Answer(kind="single_choice", value=None, display=_code(correct_value)),
+                     options=options, solution=solution)
+
+    def check(self, variant: dict[str, Any]) -> list[str]:
+        p = variant["parameters"]
+        (correct,) = correct_choices(variant)
+        words = p["tokens"]
+        if p["mode"] == "training":
+            t = p["position"]
+            expected = [(START if t == 0 else words[t - 1]), words[t]]
+        else:
+            expected = [START] + words[:p["prompt_length"]] + p["generated"]
+        problems = check_equal(correct["value"], expected, "correct choice")
+        if p["mode"] == "generation" and any(g == r for g, r in zip(p["generated"], words[p["prompt_length"]:])):
+            problems.append("a generated token equals the reference, so the question is ambiguous")
+        return problems
+

@@ -1,0 +1,181 @@
+"""A head tied to the token embedding: the transpose, the logits' shape, the saving."""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from question_bank import formatting as fmt
+from question_bank.choices import numeric_options
+from question_bank.errors import Redraw
+from question_bank.families._common import check_equal, int_answer, shape_answer
+from question_bank.registry import Family, register_family
+from question_bank.shape_probe import ShapeProbe
+from question_bank.variant import Answer, Draft, Option
+from solutions import gpt_param_count, softmax, tied_lm_head
+
+ASKS = ("logits_shape", "right_operand", "untied_total", "expression")
+
+#: Candidate expressions for the tied logits and the misconception behind each wrong one.
+EXPRESSIONS = (
+    ("hidden @ E.T", None, "Correct: the (V, C) embedding is transposed to (C, V)."),
+    ("hidden @ E", "missing-transpose", "hidden is (..., C) and E is (V, C): the inner sizes do not "
+     "match; E must be transposed."),
+    ("E.T @ hidden", "operand-order", "The hidden states go on the left: (..., C) @ (C, V)."),
+    ("softmax(hidden @ E.T)", "softmax-in-head", "That returns probabilities; the head's output is the raw logits."),
+)
+
+
+class _RecordingProbe(ShapeProbe):
+    """A shape probe that remembers the shape of what it is multiplied by."""
+
+    def __init__(self, shape: tuple[int, ...]):
+        super().__init__(shape)
+        self.right_operand: tuple[int, ...] | None = None
+
+    def __matmul__(self, other: Any) -> ShapeProbe:
+        self.right_operand = tuple(other.shape)
+        return super().__matmul__(other)
+
+
+@register_family
+class TiedWeights(Family):
+    name = "tied-weights"
+    title = "A head tied to the token embedding"
+    summary = "Tied head: the transpose of E, the logits' shape, the parameters untying adds, the expression."
+    tags = ("shapes", "weight-tying", "parameters")
+
+    def build(self, rng: np.random.Generator) -> Draft:
+        B = int(rng.integers(1, 33))
+        T = int(rng.choice([64, 128, 256, 512, 1024]))
+        C = 64 * int(rng.integers(1, 17))
+        V = int(rng.integers(1000, 60001))
+        if len({B, T, C, V}) < 4:
+            raise Redraw("two sizes coincide")
+        ask = ASKS[int(rng.integers(len(ASKS)))]
+        intro = (f"A GPT with model width C = {C} and vocabulary V = {fmt.integer(V)} ties its output head to "
+                 f"the token embedding matrix `E` of shape {fmt.shape([V, C])}. The final hidden states for a "
+                 f"batch of B = {B} sequences of T = {T} tokens have shape {fmt.shape([B, T, C])}.")
+        params: dict[str, Any] = {"B": B, "T": T, "C": C, "V": V, "ask": ask}
+        if ask == "expression":
+            return self._expression(rng, intro, params)
+        if ask == "untied_total":
+            return self._untied_total(rng, intro, params)
+        hidden, E = _RecordingProbe((B, T, C)), ShapeProbe((V, C))
+        logits = tied_lm_head(hidden, E)
+        if ask == "logits_shape":
+            shape = list(logits.shape)
+            question = "What is the shape of the logits?"
+            candidates = [
+                ("head-keeps-width", [B, T, C], "The head maps width C to one score per vocabulary entry."),
+                ("flattened-batch", [B * T, V], "The logits keep the (B, T) layout."),
+                ("scores-only-last-position", [B, V], "In training every position gets logits."),
+                ("confuses-context-with-vocab", [B, T, T], "The last axis is the vocabulary, not the context."),
+            ]
+        else:
+            shape = list(hidden.right_operand)
+            question = "The head computes `logits = hidden @ M`. What is the shape of `M`?"
+            candidates = [
+                ("missing-transpose", [V, C], "That is E itself; the head multiplies by its transpose."),
+                ("weight-has-batch-axis", [B, C, V], "The shared matrix has no batch axis."),
+                ("confuses-context-with-vocab", [C, T], "M maps width C to the vocabulary V, not to T."),
+            ]
+        solution = (f"With tying, `M = E.T` has shape (C, V) = {fmt.shape([C, V])}, and "
+                    f"`hidden @ E.T` gives logits of shape (B, T, V) = {fmt.shape([B, T, V])}. "
+                    "The same matrix serves as input embedding and output projection.")
+        options = numeric_options(rng, shape, fmt.shape(shape), candidates, fmt.shape,
+                                  "Correct: the tied head multiplies by the transpose of E.")
+        return Draft(parameters=params, stem=f"{intro} {question}", answer=shape_answer(shape),
+                     options=options, solution=solution)
+
+    def _untied_total(self, rng: np.random.Generator, intro: str, params: dict[str, Any]) -> Draft:
+        B, T, C, V = params["B"], params["T"], params["C"], params["V"]
+        L = int(rng.integers(2, 25))
+        params["n_layer"] = L
+        tied = gpt_param_count(V, T, C, L, 4 * C, tied=True)
+        untied = gpt_param_count(V, T, C, L, 4 * C, tied=False)
+        total = untied["total"]
+        stem = (f"{intro} With {L} blocks and FFN width 4C, the tied model has "
+                f"{fmt.integer(tied['total'])} parameters (context length T = {T}). How many parameters does "
+                "the same model have if the output head is **untied** (a separate matrix, no output bias)?")
+        candidates = [
+            ("untied-not-counted", tied["total"], "An untied head is a separate V x C matrix and adds V*C."),
+            ("tied-counted-twice", tied["total"] + 2 * V * C, "Untying adds one V x C matrix, not two."),
+            ("counts-output-bias", tied["total"] + V * C + V, "The convention has no output bias."),
+            ("forgot-position-embeddings", tied["total"] + (V + T) * C, "Only the token matrix is copied; the "
+             "position table stays at the input."),
+        ]
+        solution = (f"Untying adds one V x C matrix: {fmt.integer(V)} x {C} = {fmt.integer(V * C)}, so the "
+                    f"total becomes {fmt.integer(tied['total'])} + {fmt.integer(V * C)} = {fmt.integer(total)}.")
+        options = numeric_options(rng, total, fmt.integer(total), candidates, fmt.integer,
+                                  "Correct: untying adds exactly V*C parameters.")
+        return Draft(parameters=params, stem=stem, answer=int_answer(total), options=options, solution=solution)
+
+    def _expression(self, rng: np.random.Generator, intro: str, params: dict[str, Any]) -> Draft:
+        # Which expression is right is decided by evaluating each one on small
+        # random arrays and comparing with the reference tied head.
+        small = np.random.default_rng(0)
+        hidden, E = small.standard_normal((2, 3, 4)), small.standard_normal((5, 4))
+        reference = tied_lm_head(hidden, E)
+        options = []
+        for code, misconception, feedback in EXPRESSIONS:
+            correct = _evaluates_to(code, hidden, E, reference, softmax)
+            options.append(Option(value=code, text=f"`{code}`", correct=correct,
+                                  misconception=None if correct else misconception, feedback=feedback))
+        stem = f"{intro} Which expression computes the logits of the tied head?"
+        solution = ("The embedding stores one C-vector per token as the rows of E (V, C). The head needs a "
+                    "(C, V) matrix, so it multiplies by the transpose: `hidden @ E.T`, giving one raw score "
+                    "per token and position; softmax comes later, in the loss or when sampling.")
+        answer = Answer(kind="single_choice", value=None, display="`hidden @ E.T`")
+        return Draft(parameters=params, stem=stem, answer=answer, options=options, solution=solution)
+
+    def check(self, variant: dict[str, Any]) -> list[str]:
+        p = variant["parameters"]
+        B, T, C, V = p["B"], p["T"], p["C"], p["V"]
+        ask = p["ask"]
+        if ask == "logits_shape":
+            return check_equal(variant["answer"]["value"], [B, T, V])
+        if ask == "right_operand":
+            return check_equal(variant["answer"]["value"], [C, V])
+        if ask == "untied_total":
+            return check_equal(variant["answer"]["value"], _count_by_enumeration(V, T, C, p["n_layer"], untied=True))
+        # expression: evaluate every choice with an einsum written here, not the reference
+        rng = np.random.default_rng(1)
+        hidden, E = rng.standard_normal((2, 3, 4)), rng.standard_normal((5, 4))
+        expected = np.einsum("btc,vc->btv", hidden, E)
+        problems = []
+        for choice in variant["choices"]:
+            if _evaluates_to(choice["value"], hidden, E, expected, _own_softmax) != choice["correct"]:
+                problems.append(f"choice {choice['value']!r} is marked correct={choice['correct']}")
+        return problems
+
+
+def _own_softmax(x: np.ndarray) -> np.ndarray:
+    """Softmax over the last axis, written here so the check does not use the reference."""
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _evaluates_to(code: str, hidden: np.ndarray, E: np.ndarray, expected: np.ndarray,
+                  softmax_fn: Callable[[np.ndarray], np.ndarray]) -> bool:
+    """Whether a candidate expression (one of :data:`EXPRESSIONS`) reproduces ``expected``.
+
+    The expressions are this module's own constants, evaluated with no builtins.
+    """
+    try:
+        value = eval(code, {"__builtins__": {}}, {"hidden": hidden, "E": E, "softmax": softmax_fn})  # noqa: S307
+    except ValueError:  # a shape mismatch: the expression cannot be right
+        return False
+    return value.shape == expected.shape and bool(np.allclose(value, expected))
+
+
+def _count_by_enumeration(V: int, T: int, C: int, L: int, untied: bool) -> int:
+    """Parameters of the course's GPT, by listing every tensor's shape (FFN width 4C)."""
+    f = 4 * C
+    shapes = [(V, C), (T, C)]
+    for _ in range(L):
+        shapes += [(C, 3 * C), (3 * C,), (C, C), (C,), (C, f), (f,), (f, C), (C,), (C,), (C,), (C,), (C,)]
+    if untied:
+        shapes.append((C, V))
+    return sum(math.prod(s) for s in shapes)

@@ -1,0 +1,98 @@
+"""The loss (and perplexity) of a model that predicts uniformly: ln V."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from question_bank import formatting as fmt
+from question_bank.choices import numeric_options
+from question_bank.families._common import LN2, check_close, float_answer
+from question_bank.registry import Family, register_family
+from question_bank.variant import Draft
+from solutions import build_vocab, cross_entropy_loss, perplexity_from_loss
+
+ASKS = ("loss_nats", "loss_bits", "perplexity")
+
+#: Vocabulary sizes of well-known tokenizers; the rest are drawn at random.
+KNOWN_VOCABS = {50257: "GPT-2's BPE vocabulary", 40478: "GPT-1's vocabulary", 256: "a byte-level vocabulary"}
+MAX_VOCAB = 100_000
+
+
+@register_family
+class UniformBaseline(Family):
+    name = "uniform-baseline"
+    title = "The uniform baseline"
+    summary = "Loss (nats or bits) or perplexity of a model whose logits are all equal: ln V and V."
+    tags = ("cross-entropy", "baseline", "perplexity")
+
+    def build(self, rng: np.random.Generator) -> Draft:
+        vocab, where = self._vocabulary(rng)
+        ask = ASKS[int(rng.integers(len(ASKS)))]
+        # All-equal logits make the softmax exactly uniform, whatever the target.
+        target = np.array([[int(rng.integers(vocab))]])
+        loss, _ = cross_entropy_loss(np.zeros((1, 1, vocab)), target)
+        intro = (f"An untrained model over {where} of V = {fmt.integer(vocab)} tokens outputs the same logit "
+                 "for every token.")
+        ln_v, log2_v, log10_v = math.log(vocab), math.log2(vocab), math.log10(vocab)
+        if ask == "loss_nats":
+            question = "What cross-entropy loss per token should it score, in nats?"
+            value, unit = loss, "nats"
+            candidates = [
+                ("wrong-log-base", log2_v, "That is log base 2 (bits); the loss is in nats."),
+                ("wrong-log-base", log10_v, "That is log base 10; the loss is in nats."),
+                ("uniform-probability-not-loss", 1 / vocab, "That is the probability of each token; the "
+                 "loss is its negative log."),
+                ("perplexity-for-loss", float(vocab), "That is the perplexity of the uniform model; the "
+                 "loss is its natural log."),
+            ]
+        elif ask == "loss_bits":
+            question = "What cross-entropy loss per token should it score, in **bits**?"
+            value, unit = loss / LN2, "bits"
+            candidates = [
+                ("bits-vs-nats", ln_v, "That is the loss in nats; in bits it is log base 2 of V."),
+                ("wrong-log-base", log10_v, "That is log base 10; bits use base 2."),
+                ("uniform-probability-not-loss", 1 / vocab, "That is the probability of each token; the "
+                 "loss is its negative log."),
+                ("perplexity-for-loss", float(vocab), "That is the perplexity; the loss is its logarithm."),
+            ]
+        else:
+            question = "What is its perplexity?"
+            value, unit = perplexity_from_loss(loss), ""
+            candidates = [
+                ("perplexity-is-loss", ln_v, "That is the loss ln V; perplexity is its exponential."),
+                ("perplexity-reciprocal", 1 / vocab, "That is the probability of each token; perplexity is "
+                 "its reciprocal."),
+                ("perplexity-is-loss", log2_v, "That is the loss in bits; perplexity is 2 to that power."),
+                ("wrong-log-base", 2 ** ln_v, "A loss in nats is exponentiated with base e, not 2."),
+            ]
+        answer = float_answer(value, unit=unit)
+        stem = f"{intro} {question}"
+        solution = (f"Equal logits give a uniform softmax, $p = 1/V$ for every token, so each position's loss "
+                    f"is $-\\ln(1/V) = \\ln V = \\ln {vocab} = {fmt.num(ln_v)}$ nats "
+                    f"(= $\\log_2 V = {fmt.num(log2_v)}$ bits), and the perplexity is $e^{{\\ln V}} = V = {vocab}$. "
+                    "A freshly initialised model should start near this value; falling below it is the first "
+                    "sign of learning.")
+        options = numeric_options(rng, answer.value, fmt.num_tex(value), candidates, fmt.num_tex,
+                                  "Correct: a uniform model pays ln V nats per token and has perplexity V.")
+        return Draft(parameters={"vocab_size": vocab, "ask": ask}, stem=stem, answer=answer, options=options,
+                     solution=solution)
+
+    @staticmethod
+    def _vocabulary(rng: np.random.Generator) -> tuple[int, str]:
+        """A vocabulary size and how the stem names it (course corpus, a known tokenizer, or generic)."""
+        pick = rng.random()
+        if pick < 0.1:
+            return len(build_vocab()[0]), "the course's character vocabulary"
+        if pick < 0.2:
+            vocab = list(KNOWN_VOCABS)[int(rng.integers(len(KNOWN_VOCABS)))]
+            return vocab, KNOWN_VOCABS[vocab]
+        return int(rng.integers(2, MAX_VOCAB + 1)), "a vocabulary"
+
+    def check(self, variant: dict[str, Any]) -> list[str]:
+        params = variant["parameters"]
+        vocab = params["vocab_size"]
+        expected = {"loss_nats": math.log(vocab), "loss_bits": math.log2(vocab),
+                    "perplexity": float(vocab)}[params["ask"]]
+        return check_close(variant["answer"]["value"], expected)

@@ -1,0 +1,61 @@
+"""Does the stress test pass every family, and does it notice what it should?"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import pytest
+
+from question_bank import get_family, run_stress
+from question_bank.stress import UNIFORMITY_P_MIN, _uniformity_p, chi2_sf, stress_family
+
+
+def test_every_family_passes_a_short_stress_run():
+    report = run_stress(n=60, seed=1)
+    assert report.ok, report.table()
+    assert all(row.failed == 0 for row in report.rows)
+
+
+@pytest.mark.parametrize("x, df, p", [(3.841459, 1, 0.05), (5.991465, 2, 0.05), (7.814728, 3, 0.05),
+                                      (9.487729, 4, 0.05), (11.070498, 5, 0.05), (0.0, 3, 1.0),
+                                      (18.420681, 2, 1e-4)])
+def test_chi2_survival_function_matches_tables(x, df, p):
+    assert math.isclose(chi2_sf(x, df), p, rel_tol=1e-5)
+
+
+def test_uniformity_test_flags_a_biased_spread():
+    fair = {4: Counter({0: 250, 1: 251, 2: 249, 3: 250})}
+    biased = {4: Counter({0: 400, 1: 200, 2: 200, 3: 200})}
+    assert _uniformity_p(fair) > 0.9
+    assert _uniformity_p(biased) < UNIFORMITY_P_MIN
+
+
+def test_stress_counts_failures_from_the_independent_check(monkeypatch):
+    fam = get_family("uniform-baseline")
+    monkeypatch.setattr(type(fam), "check", lambda self, variant: ["disagrees"])
+    row = stress_family("uniform-baseline", 7)
+    assert row.failed == 7 and not row.ok
+    assert row.messages[0].endswith("disagrees")
+
+
+def test_stress_reports_a_crashing_check_as_a_failure(monkeypatch):
+    def crash(self, variant):
+        raise ZeroDivisionError("boom")
+    monkeypatch.setattr(type(get_family("param-count")), "check", crash)
+    row = stress_family("param-count", 3)
+    assert row.failed == 3
+    assert "ZeroDivisionError" in row.messages[0]
+
+
+def test_stress_flags_too_few_distinct_variants(monkeypatch):
+    fam = get_family("perplexity-from-probs")
+    monkeypatch.setattr(type(fam), "distinct_target", 10_000)
+    row = stress_family("perplexity-from-probs", 20)
+    assert row.failed == 0 and row.distinct < row.distinct_target and not row.ok
+
+
+def test_stress_table_lists_every_row_and_the_verdict():
+    report = run_stress(["causal-mask", "teacher-forcing"], n=20)
+    table = report.table()
+    assert "causal-mask" in table and "teacher-forcing" in table
+    assert "2 families, 40 variants, 0 failed variants" in table
