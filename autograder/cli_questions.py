@@ -39,14 +39,16 @@ def list_command() -> None:
 @questions.command("generate")
 @click.option("-f", "--family", "families", multiple=True, metavar="FAMILY", help=_FAMILY_OPTION_HELP)
 @click.option("-n", "n", type=int, default=1, show_default=True, help="Variants per family.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Root seed; the same seed gives the same bytes.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Root seed; the same seed gives the same bytes.")
 @click.option("--format", "fmt", type=click.Choice(sorted(exporters())), default="json", show_default=True,
               help="Export format.")
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
               help="Output file (one set) or directory (with --students). Default: standard output.")
 @click.option("--students", "roster", type=click.Path(path_type=Path), default=None,
               help="Roster CSV with a student_id (or id, sid, email) column: one set per student.")
-@click.option("--salt", default=None, help="Secret keying each student's seed (HMAC); required with --students.")
+@click.option("--salt", default=None,
+              help="Secret keying each student's seed (HMAC); required with --students.")
 @reports_errors
 def generate_command(families: tuple[str, ...], n: int, seed: int, fmt: str, out: Path | None,
                      roster: Path | None, salt: str | None) -> None:

@@ -194,7 +194,8 @@ _ENTRIES = (
     Misconception("qa-omits-context", "Context left out",
                   "Each candidate sequence holds the document or context, the question and the candidate answer."),
     Misconception("candidates-in-one-sequence", "All candidates in one sequence",
-                  "Each candidate is scored in its own sequence with shared parameters, then softmax over the candidates."),
+                  "Each candidate is scored in its own sequence with shared parameters, then a softmax "
+                  "runs over the candidates."),
     Misconception("softmax-over-vocabulary", "Normalised over the vocabulary",
                   "Candidate scores are normalised over the candidates, not over vocabulary entries."),
     Misconception("processes-pair-separately", "Pair processed as two separate inputs",

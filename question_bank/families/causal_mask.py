@@ -38,7 +38,8 @@ class CausalMask(Family):
             stem += "how many pairs does the causal mask **block**?"
             value = blocked
             candidates = [
-                ("mask-counts-diagonal", T * (T + 1) // 2, "A position may attend to itself; the diagonal is allowed."),
+                ("mask-counts-diagonal", T * (T + 1) // 2,
+                 "A position may attend to itself; the diagonal is allowed."),
                 ("mask-both-triangles", T * T - T, "Only keys after the query are blocked, one triangle."),
                 ("no-mask", T * T, "That is every pair; the mask blocks only the future."),
                 ("allowed-vs-blocked", allowed, "That counts the allowed pairs (diagonal and past)."),

@@ -75,7 +75,8 @@ class DlogitsEntry(Family):
         minus = [list(map(float, row)) for row in params["logits"]]
         plus[i][j] += QUESTION_FD_EPS
         minus[i][j] -= QUESTION_FD_EPS
-        estimate = (_mean_loss(plus, params["targets"]) - _mean_loss(minus, params["targets"])) / (2 * QUESTION_FD_EPS)
+        targets = params["targets"]
+        estimate = (_mean_loss(plus, targets) - _mean_loss(minus, targets)) / (2 * QUESTION_FD_EPS)
         stored = variant["answer"]["value"]
         if abs(stored - estimate) > QUESTION_FD_ATOL:
             return [f"answer is {stored!r}, central differences give {estimate!r}"]

@@ -65,7 +65,8 @@ class GreedyNextToken(Family):
                 "Which word does greedy decoding produce next?")
         logits_text = ", ".join(f"`{w}`: {int(z)}" for w, z in zip(vocab, last_logits))
         solution = (f"Only the last position's state predicts the token after the prompt: "
-                    f"$h_{{{T - 1}}}$ = {[int(v) for v in hidden[-1]]}. Its logits $h_{{{T - 1}}} W_\\text{{head}}$ are "
+                    f"$h_{{{T - 1}}}$ = {[int(v) for v in hidden[-1]]}. "
+                    f"Its logits $h_{{{T - 1}}} W_\\text{{head}}$ are "
                     f"{logits_text}. The largest is `{chosen}`; softmax would not change the winner, because it "
                     "is monotonic.")
         answer = Answer(kind="single_choice", value=None, display=f"`{chosen}`")

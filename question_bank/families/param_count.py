@@ -110,7 +110,8 @@ class ParamCount(Family):
 
     def check(self, variant: dict[str, Any]) -> list[str]:
         p = variant["parameters"]
-        expected = _enumerate(p["vocab_size"], p["block_size"], p["n_embd"], p["n_layer"], p["ffn_dim"], p["tied"])
+        sizes = (p["vocab_size"], p["block_size"], p["n_embd"], p["n_layer"], p["ffn_dim"])
+        expected = _enumerate(*sizes, tied=p["tied"])
         return check_equal(variant["answer"]["value"], expected[p["component"]])
 
 

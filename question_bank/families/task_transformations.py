@@ -141,8 +141,8 @@ class TaskTransformations(Family):
             options = [options[0]] + [options[i] for i in keep]
         stem = (f"GPT-1 is fine-tuned to {what}. Example: {example}. With start token `<s>`, delimiter `$` "
                 "and end token `<e>`, which input transformation does GPT-1 use?")
-        solution = (f"{options[0].text} GPT-1 keeps its pretrained decoder unchanged and turns each task into "
-                    "token sequences: the final position (after `<e>`) has seen the whole input under the "
+        solution = (f"GPT-1's transformation: {options[0].text} GPT-1 keeps its pretrained decoder "
+                    "unchanged and turns each task into token sequences: the final position (after `<e>`) has seen the whole input under the "
                     "causal mask, so its state feeds the new linear head. Pairs go into one sequence separated "
                     "by the delimiter; symmetric pairs are processed in both orders; multiple-choice "
                     "candidates each get their own sequence and a softmax over the candidates.")

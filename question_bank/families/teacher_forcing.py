@@ -92,7 +92,7 @@ class TeacherForcing(Family):
         options = [Option(value=correct_value, text=_code(correct_value), correct=True,
                           feedback="Correct: the prompt followed by everything generated so far."),
                    *pick_distractors(rng, correct_value, candidates)]
-        stem = (f"The same kind of model now generates from the prompt {_code(prompt)}. The reference text "
+        stem = (f"A trained GPT generates from the prompt {_code(prompt)}. The reference text "
                 f"continues {_code(words[p:])}, but greedy decoding has produced {_code(generated)} so far. "
                 f"Which sequence does the model read to produce its next token?")
         solution = (f"Generation is autoregressive: every chosen token is appended and fed back, so the input "

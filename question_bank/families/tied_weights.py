@@ -139,7 +139,8 @@ class TiedWeights(Family):
         if ask == "right_operand":
             return check_equal(variant["answer"]["value"], [C, V])
         if ask == "untied_total":
-            return check_equal(variant["answer"]["value"], _count_by_enumeration(V, T, C, p["n_layer"], untied=True))
+            expected = _count_by_enumeration(V, T, C, p["n_layer"], untied=True)
+            return check_equal(variant["answer"]["value"], expected)
         # expression: evaluate every choice with an einsum written here, not the reference
         rng = np.random.default_rng(1)
         hidden, E = rng.standard_normal((2, 3, 4)), rng.standard_normal((5, 4))
