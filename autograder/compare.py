@@ -108,13 +108,14 @@ def check_number(
                               f"{type(value).__qualname__}: return float(...) or int(...).")
     if integer and not (isinstance(value, (int, np.integer))
                         or (float(value).is_integer())):
-        return Verdict(False, f"`{name}` should be a whole number but is {value!r}.")
+        return Verdict(False, f"`{name}` should be a whole number.")
     if not integer and not np.isfinite(float(value)):
-        return Verdict(False, f"`{name}` is {value!r}: look for an overflowing exp or a log of 0.")
+        return Verdict(False, f"`{name}` is not finite (nan or inf): look for an overflowing exp "
+                              "or a log of 0.")
     if integer:
         ok = int(value) == int(expected)
     else:
         ok = bool(np.isclose(float(value), float(expected), rtol=rtol, atol=atol))
     if not ok:
-        return Verdict(False, f"`{name}` has the right type but the wrong value ({value!r}).")
+        return Verdict(False, f"`{name}` has the right type but the wrong value.")
     return PASS

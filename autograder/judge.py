@@ -84,3 +84,47 @@ def expect(verdict: Verdict, *, function: str | None = None,
         if mistakes:
             message += "\n\n" + feedback_for(mistakes)
     raise Feedback(message)
+
+
+def check_gradient_consistency(
+    loss_of: Callable[[np.ndarray], Any],
+    x: np.ndarray,
+    grad: Any,
+    *,
+    grad_name: str,
+    x_name: str,
+    loss_is_right: bool,
+    rng: np.random.Generator,
+    directions: int = 3,
+) -> None:
+    """Raise ``Feedback`` unless ``grad`` is the gradient of the student's own loss.
+
+    Compares ``<grad, u>`` with central differences of ``loss_of`` along a few
+    random unit directions ``u`` (two loss evaluations each, whatever the size
+    of ``x``). Together with the reference comparison this tells the student
+    which of the two is wrong: the loss, the gradient, or both.
+    """
+    from autograder.gradcheck import projection_check
+
+    if type(grad) is not np.ndarray or grad.shape != x.shape:
+        return   # shape and type problems are reported by the reference comparison
+
+    def scalar_loss(z: np.ndarray) -> float:
+        value = loss_of(z)
+        if not isinstance(value, (int, float, np.floating, np.integer)):
+            raise Feedback(f"the loss should be a number, got a {type(value).__name__}.")
+        return float(value)
+
+    for _ in range(directions):
+        result = projection_check(scalar_loss, x, rng, grad=grad)
+        if not np.isfinite(result.numerical):
+            raise Feedback(f"your loss is not finite near these `{x_name}`, so `{grad_name}` cannot "
+                           "be checked against it: make the loss numerically stable first.")
+        if not result.passed:
+            if loss_is_right:
+                raise Feedback(f"Your loss is right, but `{grad_name}` is not its gradient: nudging "
+                               f"`{x_name}` along a random direction changes your loss by a different "
+                               f"amount than `{grad_name}` predicts. Fix the gradient.")
+            raise Feedback(f"Both need work: the loss is wrong, and `{grad_name}` is not the gradient "
+                           "of your own loss either (a finite-difference check of your loss disagrees "
+                           f"with `{grad_name}`).")

@@ -34,7 +34,9 @@ def cross_entropy_via_log_softmax(logits: np.ndarray, targets: np.ndarray) -> tu
     """Loss from log-softmax (B, T, V), gradient exp(log_softmax) - onehot, over N."""
     B, T, V = logits.shape
     log_probs = logits.astype(np.float64) - _logsumexp(logits.astype(np.float64), axis=-1)   # (B, T, V)
-    onehot = np.eye(V)[targets]                                                             # (B, T, V)
+    # one-hot without np.eye(V): a (V, V) identity is 20 GB at V = 50,000
+    onehot = np.zeros((B, T, V))
+    np.put_along_axis(onehot, targets[..., None].astype(np.intp), 1.0, axis=-1)             # (B, T, V)
     loss = -np.sum(onehot * log_probs) / (B * T)
     return float(loss), (np.exp(log_probs) - onehot) / (B * T)
 

@@ -1,31 +1,72 @@
-"""Hidden tests for question 4: cross_entropy_loss."""
+"""Hidden tests for question 4: cross_entropy_loss.
+
+Shapes include B = 1, T = 1 and V = 50,000; logits include a +1000 offset
+(a softmax without max subtraction overflows there, while the lesson's own
+softmax-then-log loss stays finite because the spread is a few units); targets
+include the vocabulary's first and last ids and integer dtypes other than int64.
+"""
 import numpy as np
 import pytest
 
 import solutions as ref
 from autograder.compare import check_array, check_number
-from autograder.judge import call, expect, unpack
+from autograder.judge import call, check_gradient_consistency, expect, unpack
 from autograder.tolerances import SCALAR_ATOL, SCALAR_RTOL
 
+FUNCTION = "cross_entropy_loss"
 
-def _check(student, args):
-    out = call(student, "cross_entropy_loss", *args)
-    loss, dlogits = unpack(out, "cross_entropy_loss", ("loss", "dlogits"))
+
+def _targets(rng, B, T, V, dtype=np.int64):
+    targets = rng.integers(0, V, size=(B, T))
+    targets.flat[0] = 0                 # the vocabulary's edges
+    targets.flat[-1] = V - 1
+    return targets.astype(dtype)
+
+
+def _check_against_reference(student, args):
+    out = call(student, FUNCTION, *args)
+    loss, dlogits = unpack(out, FUNCTION, ("loss", "dlogits"))
     want_loss, want_d = ref.cross_entropy_loss(*args)
     make_args = lambda: args
     expect(check_number("loss", loss, want_loss, rtol=SCALAR_RTOL, atol=SCALAR_ATOL),
-           function="cross_entropy_loss", make_args=make_args, output=out)
-    expect(check_array("dlogits", dlogits, want_d), function="cross_entropy_loss",
-           make_args=make_args, output=out)
+           function=FUNCTION, make_args=make_args, output=out)
+    expect(check_array("dlogits", dlogits, want_d), function=FUNCTION, make_args=make_args, output=out)
 
 
 @pytest.mark.points(2)
-@pytest.mark.parametrize("B, T, V", [(4, 8, 24), (1, 1, 6), (3, 5, 11)])
-def test_loss_and_gradient_match_reference(student, rng, B, T, V):
-    _check(student, (rng.standard_normal((B, T, V)), rng.integers(0, V, size=(B, T))))
+@pytest.mark.parametrize("B, T, V, dtype", [(4, 8, 24, np.int64), (1, 1, 6, np.int64),
+                                            (3, 5, 11, np.int32), (2, 7, 200, np.uint8)])
+def test_loss_and_gradient_match_reference(student, rng, B, T, V, dtype):
+    _check_against_reference(student, (rng.standard_normal((B, T, V)), _targets(rng, B, T, V, dtype)))
 
 
 @pytest.mark.points(1)
 def test_large_offsets(student, rng):
     logits = 1000.0 + rng.standard_normal((2, 4, 30)) * 3
-    _check(student, (logits, rng.integers(0, 30, size=(2, 4)).astype(np.int32)))
+    _check_against_reference(student, (logits, _targets(rng, 2, 4, 30, np.int16)))
+
+
+@pytest.mark.points(1)
+def test_confident_and_uniform_extremes(student, rng):
+    targets = _targets(rng, 2, 3, 9)
+    _check_against_reference(student, (np.full((2, 3, 9), -4.0), targets))
+    _check_against_reference(student, (20.0 * np.eye(9)[targets] + rng.standard_normal((2, 3, 9)), targets))
+
+
+@pytest.mark.points(1)
+def test_vocabulary_of_50000(student, rng):
+    args = (rng.standard_normal((2, 2, 50_000)) * 2, _targets(rng, 2, 2, 50_000))
+    _check_against_reference(student, args)
+
+
+@pytest.mark.points(2)
+@pytest.mark.parametrize("B, T, V", [(3, 4, 13), (1, 1, 5), (2, 2, 50_000)])
+def test_gradient_is_the_derivative_of_your_own_loss(student, rng, B, T, V):
+    logits, targets = rng.standard_normal((B, T, V)), _targets(rng, B, T, V)
+    out = call(student, FUNCTION, logits, targets)
+    loss, dlogits = unpack(out, FUNCTION, ("loss", "dlogits"))
+    want_loss, _ = ref.cross_entropy_loss(logits, targets)
+    loss_is_right = check_number("loss", loss, want_loss, rtol=SCALAR_RTOL, atol=SCALAR_ATOL).ok
+    check_gradient_consistency(
+        lambda z: unpack(call(student, FUNCTION, z, targets), FUNCTION, ("loss", "dlogits"))[0],
+        logits, dlogits, grad_name="dlogits", x_name="logits", loss_is_right=loss_is_right, rng=rng)

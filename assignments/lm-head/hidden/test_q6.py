@@ -31,3 +31,14 @@ def test_max_rel_err_matches_definition(student, rng):
     out = call(student, "max_rel_err", *args)
     expect(check_number("max_rel_err", out, ref.max_rel_err(*args)), function="max_rel_err",
            make_args=lambda: args, output=out)
+
+
+@pytest.mark.points(1)
+def test_numerical_gradient_of_the_loss_on_a_strided_view(student, rng):
+    """A realistic use: the loss's gradient, at x that is a transposed (non-contiguous) view."""
+    targets = rng.integers(0, 4, size=(1, 3))
+    f = lambda z: ref.cross_entropy_loss(z.reshape(1, 3, 4), targets)[0]
+    x = np.ascontiguousarray(rng.standard_normal((4, 3))).T      # (3, 4), not C-contiguous
+    out = call(student, "numerical_gradient", f, x)
+    expect(check_array("grad", out, ref.numerical_gradient(f, x.copy()), rtol=1e-5, atol=1e-8),
+           function="numerical_gradient", make_args=lambda: (f, x.copy()), output=out)

@@ -15,3 +15,11 @@ def test_log_prob_matches_reference(student, rng, length):
     out = call(student, "sequence_log_prob", *args)
     expect(check_number("log_prob", out, ref.sequence_log_prob(*args), rtol=SCALAR_RTOL, atol=SCALAR_ATOL),
            function="sequence_log_prob", make_args=lambda: args, output=out)
+
+
+@pytest.mark.points(1)
+def test_long_sequences_do_not_underflow(student, rng):
+    args = (rng.uniform(0.01, 0.2, size=3000),)   # the product is far below the smallest float
+    out = call(student, "sequence_log_prob", *args)
+    expect(check_number("log_prob", out, ref.sequence_log_prob(*args), rtol=SCALAR_RTOL, atol=SCALAR_ATOL),
+           function="sequence_log_prob", make_args=lambda: args, output=out)

@@ -28,3 +28,43 @@ def test_masked_loss_and_gradient_match_reference(student, rng, B, T, V):
            function="masked_cross_entropy", make_args=make_args, output=out)
     expect(check_array("dlogits", dlogits, want_d), function="masked_cross_entropy",
            make_args=make_args, output=out)
+
+
+@pytest.mark.points(1)
+def test_nothing_scored_gives_zero_loss_and_gradient(student, rng):
+    args = (rng.standard_normal((2, 3, 5)), rng.integers(0, 5, size=(2, 3)), np.zeros((2, 3), dtype=bool))
+    out = call(student, "masked_cross_entropy", *args)
+    loss, dlogits = unpack(out, "masked_cross_entropy", ("loss", "dlogits"))
+    want_loss, want_d = ref.masked_cross_entropy(*args)
+    make_args = lambda: args
+    expect(check_number("loss", loss, want_loss, atol=SCALAR_ATOL), function="masked_cross_entropy",
+           make_args=make_args, output=out)
+    expect(check_array("dlogits", dlogits, want_d), function="masked_cross_entropy",
+           make_args=make_args, output=out)
+
+
+@pytest.mark.points(1)
+def test_large_offsets_and_a_big_vocabulary(student, rng):
+    logits, targets, mask = _padded_batch(rng, 2, 3, 50_000)
+    args = (logits + 1000.0, targets, mask.astype(np.int8))      # a 0/1 mask is accepted too
+    out = call(student, "masked_cross_entropy", *args)
+    loss, dlogits = unpack(out, "masked_cross_entropy", ("loss", "dlogits"))
+    want_loss, want_d = ref.masked_cross_entropy(*args)
+    expect(check_number("loss", loss, want_loss, rtol=SCALAR_RTOL, atol=SCALAR_ATOL),
+           function="masked_cross_entropy", make_args=lambda: args, output=out)
+    expect(check_array("dlogits", dlogits, want_d), function="masked_cross_entropy",
+           make_args=lambda: args, output=out)
+
+
+@pytest.mark.points(2)
+def test_gradient_is_the_derivative_of_your_own_loss(student, rng):
+    from autograder.judge import check_gradient_consistency
+    logits, targets, mask = _padded_batch(rng, 3, 4, 7)
+    out = call(student, "masked_cross_entropy", logits, targets, mask)
+    loss, dlogits = unpack(out, "masked_cross_entropy", ("loss", "dlogits"))
+    want_loss, _ = ref.masked_cross_entropy(logits, targets, mask)
+    check_gradient_consistency(
+        lambda z: unpack(call(student, "masked_cross_entropy", z, targets, mask), "masked_cross_entropy",
+                         ("loss", "dlogits"))[0],
+        logits, dlogits, grad_name="dlogits", x_name="logits",
+        loss_is_right=check_number("loss", loss, want_loss, rtol=SCALAR_RTOL, atol=SCALAR_ATOL).ok, rng=rng)

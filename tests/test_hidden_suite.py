@@ -1,0 +1,93 @@
+"""Do the hidden suites accept every correct solution and reject every known mistake?
+
+Each hidden module runs in-process against a namespace: the reference, the
+reference with one function swapped for a catalogued mistake (it must lose
+points, and the feedback should name it), or an alternative correct
+implementation (it must keep full marks).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from types import SimpleNamespace
+
+import pytest
+
+import solutions
+from autograder.build.config import resolve_settings
+from autograder.hidden_plugin import HiddenSuitePlugin, run_hidden_module
+from autograder.mistakes import MISTAKES, STUDENT_FUNCTIONS
+from tests.alternatives import ALTERNATIVES
+
+
+@lru_cache(maxsize=None)
+def _where() -> dict[str, tuple]:
+    """Student function -> (hidden module path, hidden seed, sizes)."""
+    table = {}
+    for settings in resolve_settings(None, None):
+        for q in settings.spec.questions:
+            for function in q.functions:
+                path = settings.spec.folder / "hidden" / f"test_{q.name}.py"
+                table[function] = (str(path), settings.hidden_seed, dict(settings.sizes))
+    return table
+
+
+def _namespace(overrides: dict) -> SimpleNamespace:
+    base = {name: getattr(solutions, name) for name in STUDENT_FUNCTIONS}
+    return SimpleNamespace(**{**base, **overrides})
+
+
+def _run(function: str, student) -> dict:
+    path, seed, sizes = _where()[function]
+    return run_hidden_module(path, HiddenSuitePlugin(student=student, hidden_seed=seed, sizes=sizes))
+
+
+def test_every_student_function_has_a_hidden_module():
+    assert set(_where()) == set(STUDENT_FUNCTIONS)
+
+
+@pytest.mark.parametrize("function", sorted(STUDENT_FUNCTIONS))
+def test_reference_keeps_full_marks(function):
+    results = _run(function, _namespace({}))
+    assert results and all(r.passed for r in results.values()), \
+        {k: r.message for k, r in results.items() if not r.passed}
+
+
+@pytest.mark.parametrize("name", sorted(ALTERNATIVES))
+def test_alternatives_keep_full_marks(name):
+    for function, implementation in ALTERNATIVES[name].items():
+        results = _run(function, _namespace({function: implementation}))
+        failed = {k: r.message for k, r in results.items() if not r.passed}
+        assert not failed, f"{name} / {function}: {failed}"
+
+
+@lru_cache(maxsize=None)
+def _mistake_outcome(slug: str) -> tuple[bool, bool]:
+    """(loses points, named in the feedback of at least one failing test)."""
+    m = MISTAKES[slug]
+    results = _run(m.function, _namespace({m.function: m.implementation}))
+    failed = [r for r in results.values() if not r.passed]
+    return bool(failed), any(m.title in r.message for r in failed)
+
+
+@pytest.mark.parametrize("slug", sorted(MISTAKES))
+def test_every_mistake_loses_points(slug):
+    loses, _ = _mistake_outcome(slug)
+    assert loses, f"{slug} keeps full marks on the hidden suite"
+
+
+def test_mistakes_are_named_in_at_least_90_percent_of_cases():
+    named = {slug: _mistake_outcome(slug)[1] for slug in MISTAKES}
+    rate = sum(named.values()) / len(named)
+    missed = sorted(slug for slug, ok in named.items() if not ok)
+    assert rate >= 0.9, f"diagnosis rate {rate:.0%}; not named: {missed}"
+
+
+def test_feedback_never_shows_hidden_values():
+    """A wrong loss's feedback holds no number from the hidden inputs or the reference."""
+    import re
+    m = MISTAKES["loss-summed"]
+    results = _run(m.function, _namespace({m.function: m.implementation}))
+    for r in results.values():
+        if not r.passed:
+            numbers = re.findall(r"\d+\.\d{3,}", r.message)
+            assert numbers == [], r.message
