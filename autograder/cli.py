@@ -62,5 +62,12 @@ def build(assignments: tuple[str, ...], output_dir: str, config_path: str | None
         click.echo(f"  autograder zip    {r.autograder_zip}")
 
 
+# The question-bank commands live in their own module, which imports
+# ``reports_errors`` from here; registering them last avoids the import cycle.
+from autograder.cli_questions import questions  # noqa: E402
+
+main.add_command(questions)
+
+
 if __name__ == "__main__":
     main()

@@ -75,22 +75,35 @@ class HiddenSuitePlugin:
                 self.results[item.nodeid] = ItemResult(item.nodeid, report.passed, message)
 
 
-def run_hidden_module(path: str, plugin: HiddenSuitePlugin, select: list[str] | None = None) -> dict[str, ItemResult]:
-    """Run the hidden test module at ``path`` with ``plugin``; return results by test name."""
+def run_hidden_suite(paths: list[str | Path], plugin: HiddenSuitePlugin) -> dict[str, dict[str, ItemResult]]:
+    """Run hidden modules ``test_<question>.py`` in one pytest session.
+
+    Returns ``{question: {test name: result}}``. One session for all modules
+    matters: pytest's start-up costs about as much as a whole module's tests.
+    """
+    paths = [Path(p).resolve() for p in paths]
+    folders = sorted({p.parent for p in paths})
     # Plain asserts (no rewriting, so no values in messages), no conftest or
     # ini file from the submission's folder, no cache written next to it.
-    folder = Path(path).resolve().parent
-    args = [str(path), "-q", "--no-header", "-s", "--assert=plain", "--noconftest", "--color=no",
-            "--import-mode=importlib",
-            "-p", "no:cacheprovider", "-p", "no:randomly", "--rootdir", str(folder),
-            "-c", os.devnull, "-W", "ignore"]
-    if select:
-        args += ["-k", " or ".join(select)]
-    forget_modules_under(folder)
+    args = [*map(str, paths), "-q", "--no-header", "-s", "--assert=plain", "--noconftest", "--color=no",
+            "--import-mode=importlib", "-p", "no:cacheprovider", "-p", "no:randomly",
+            "--rootdir", str(folders[0]), "-c", os.devnull, "-W", "ignore"]
+    for folder in folders:
+        forget_modules_under(folder)
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         pytest.main(args, plugins=[plugin])
-    forget_modules_under(folder)
-    return {nodeid.split("::")[-1]: result for nodeid, result in plugin.results.items()}
+    for folder in folders:
+        forget_modules_under(folder)
+    by_question: dict[str, dict[str, ItemResult]] = {Path(p).stem.removeprefix("test_"): {} for p in paths}
+    for nodeid, result in plugin.results.items():
+        module, _, name = nodeid.partition("::")
+        by_question.setdefault(Path(module).stem.removeprefix("test_"), {})[name] = result
+    return by_question
+
+
+def run_hidden_module(path: str | Path, plugin: HiddenSuitePlugin) -> dict[str, ItemResult]:
+    """Run one hidden module; results by test name."""
+    return run_hidden_suite([path], plugin)[Path(path).stem.removeprefix("test_")]
 
 
 def forget_modules_under(folder: Path) -> None:
@@ -99,8 +112,8 @@ def forget_modules_under(folder: Path) -> None:
     Every assignment names its hidden modules ``test_q1.py`` ...; without this,
     a second assignment run in the same process would reuse the first one's.
     """
-    folder = Path(folder).resolve()
+    prefix = str(Path(folder).resolve()) + os.sep
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
-        if file and Path(file).resolve().parent == folder:
+        if file and file.startswith(prefix) and os.sep not in file[len(prefix):]:
             del sys.modules[name]

@@ -54,8 +54,11 @@ def call(student: Any, name: str, *args: Any) -> Any:
             isinstance(after, np.ndarray) and after.shape == before.shape
             and np.array_equal(after, before, equal_nan=before.dtype.kind == "f")
         ):
-            raise Feedback(f"`{name}` changed its input `{param}` in place. Work on a copy "
-                           "(for example `x = x - x.max(...)` rather than `x -= ...`).")
+            message = (f"`{name}` changed its input `{param}` in place. Work on a copy "
+                       "(for example `x = x - x.max(...)` rather than `x -= ...`).")
+            from autograder.diagnosis import diagnose, feedback_for
+            mistakes = diagnose(name, lambda: args, output, student_args_after=given)
+            raise Feedback(message + ("\n\n" + feedback_for(mistakes) if mistakes else ""))
     return output
 
 

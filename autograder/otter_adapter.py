@@ -1,9 +1,8 @@
 """Bridge from otter's exception-format test cases to the hidden pytest suite.
 
-Each otter test case of a question calls ``run_hidden_item``; the first call
-for a question runs the question's whole hidden module once against the
-notebook's namespace and caches the verdicts, so every later case of that
-question is a dictionary lookup.
+Each otter test case calls ``run_hidden_item``; the first call runs every
+hidden module of the assignment in one pytest session against the notebook's
+namespace and caches the verdicts, so every later case is a dictionary lookup.
 """
 from __future__ import annotations
 
@@ -11,13 +10,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from autograder.hidden_plugin import HiddenSuitePlugin, ItemResult, run_hidden_module
+from autograder.hidden_plugin import HiddenSuitePlugin, ItemResult, run_hidden_suite
 from autograder.judge import Feedback
 
 #: The support folder shipped in the autograder zip: autograder/, solutions/, hidden/.
 SUPPORT = Path(__file__).resolve().parent.parent
 
-_results: dict[tuple[int, str], dict[str, ItemResult]] = {}
+_results: dict[int, dict[str, dict[str, ItemResult]]] = {}
 
 
 class NotebookNamespace:
@@ -35,13 +34,13 @@ class NotebookNamespace:
 
 def run_hidden_item(env: dict[str, Any], question: str, test_name: str) -> None:
     """Raise ``AssertionError`` with the student's feedback unless ``test_name`` passed."""
-    key = (id(env), question)
-    if key not in _results:
+    if id(env) not in _results:
         config = json.loads((SUPPORT / "hidden_config.json").read_text(encoding="utf-8"))
         plugin = HiddenSuitePlugin(student=NotebookNamespace(env), hidden_seed=config["hidden_seed"],
                                    sizes=config["sizes"])
-        _results[key] = run_hidden_module(str(SUPPORT / "hidden" / f"test_{question}.py"), plugin)
-    result = _results[key].get(test_name)
+        paths = [SUPPORT / "hidden" / f"test_{q}.py" for q in config["questions"]]
+        _results[id(env)] = run_hidden_suite(paths, plugin)
+    result = _results[id(env)].get(question, {}).get(test_name)
     if result is None:
         raise Feedback(f"hidden test {test_name} did not run; please tell your instructor.")
     if not result.passed:
