@@ -2,23 +2,11 @@
 command, and turns ``GraderError`` into a one-line error. No logic lives here."""
 from __future__ import annotations
 
-import functools
-
 import click
 
 from autograder import __version__
-from autograder.errors import GraderError
-
-
-def reports_errors(func):
-    """Turn the core's ``GraderError`` into a clean click error (exit code 1)."""
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        try:
-            return func(*args, **kwargs)
-        except GraderError as exc:
-            raise click.ClickException(str(exc)) from exc
-    return wrapper
+from autograder.cli_questions import questions
+from autograder.cli_support import reports_errors
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -61,10 +49,6 @@ def build(assignments: tuple[str, ...], output_dir: str, config_path: str | None
         click.echo(f"  solution notebook {r.solution}")
         click.echo(f"  autograder zip    {r.autograder_zip}")
 
-
-# The question-bank commands live in their own module, which imports
-# ``reports_errors`` from here; registering them last avoids the import cycle.
-from autograder.cli_questions import questions  # noqa: E402
 
 main.add_command(questions)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from autograder.cli import reports_errors
+from autograder.cli_support import reports_errors
 from question_bank.exporters import exporters
 from question_bank.generate import GenerateRequest, run_generate
 from question_bank.registry import family_summaries

@@ -25,7 +25,7 @@ from autograder.errors import BuildError
 
 #: Parts of the ``autograder`` package the hidden suite needs at grading time;
 #: the build pipeline and the command line stay out of the zip.
-_RUNTIME_EXCLUDE = {"build", "cli.py", "cli_questions.py", "resources.py", "__pycache__"}
+_RUNTIME_EXCLUDE = {"build", "cli.py", "cli_questions.py", "cli_support.py", "resources.py", "__pycache__"}
 
 #: Fixed timestamp for zip members, so two builds give identical zips.
 _ZIP_DATE = (1980, 1, 1, 0, 0, 0)
