@@ -16,7 +16,18 @@ from autograder.judge import Feedback
 #: The support folder shipped in the autograder zip: autograder/, solutions/, hidden/.
 SUPPORT = Path(__file__).resolve().parent.parent
 
-_results: dict[int, dict[str, dict[str, ItemResult]]] = {}
+_results: dict[tuple, dict[str, dict[str, ItemResult]]] = {}
+
+
+def _fingerprint(env: dict[str, Any]) -> tuple:
+    """Which functions the namespace holds now.
+
+    otter runs a question's tests when its check cell executes, before later
+    questions are defined, and again at the end; a cache keyed on the
+    namespace alone would replay the early, incomplete verdicts.
+    """
+    return (id(env), tuple(sorted((k, id(v)) for k, v in env.items()
+                                  if callable(v) and not k.startswith("_"))))
 
 
 class NotebookNamespace:
@@ -34,13 +45,14 @@ class NotebookNamespace:
 
 def run_hidden_item(env: dict[str, Any], question: str, test_name: str) -> None:
     """Raise ``AssertionError`` with the student's feedback unless ``test_name`` passed."""
-    if id(env) not in _results:
+    key = _fingerprint(env)
+    if key not in _results:
         config = json.loads((SUPPORT / "hidden_config.json").read_text(encoding="utf-8"))
         plugin = HiddenSuitePlugin(student=NotebookNamespace(env), hidden_seed=config["hidden_seed"],
                                    sizes=config["sizes"])
         paths = [SUPPORT / "hidden" / f"test_{q}.py" for q in config["questions"]]
-        _results[id(env)] = run_hidden_suite(paths, plugin)
-    result = _results[id(env)].get(question, {}).get(test_name)
+        _results[key] = run_hidden_suite(paths, plugin)
+    result = _results[key].get(question, {}).get(test_name)
     if result is None:
         raise Feedback(f"hidden test {test_name} did not run; please tell your instructor.")
     if not result.passed:

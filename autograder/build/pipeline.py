@@ -111,17 +111,27 @@ def _build_one(settings: AssignmentSettings, scratch: Path, verify: bool) -> Bui
 
     solution_score = student_score = None
     if verify:
-        solution_score = score_of(otter_run(autograder_zip, solution))
+        solution_results = otter_run(autograder_zip, solution)
+        solution_score = score_of(solution_results)
         if solution_score[1] <= 0 or solution_score[0] != solution_score[1]:
             raise BuildError(f"{name}: the solution notebook scored {solution_score[0]:g} of "
                              f"{solution_score[1]:g} with the built autograder; the build is not "
-                             "published. Fix the hidden tests or the reference solution.")
+                             "published. Fix the hidden tests or the reference solution.\n"
+                             + _failure_summary(solution_results))
         student_score = score_of(otter_run(autograder_zip, student))
         if student_score[0] != 0:
             raise BuildError(f"{name}: the untouched student notebook scored {student_score[0]:g} "
                              f"of {student_score[1]:g}; a stub must earn nothing. The build is not published.")
     return BuildResult(name, student, solution, autograder_zip, time.perf_counter() - start,
                        solution_score, student_score)
+
+
+def _failure_summary(results: dict, limit: int = 2000) -> str:
+    """The outputs of the tests that lost points, shortened for an error message."""
+    lost = [t for t in results.get("tests", [])
+            if t.get("max_score") is not None and float(t.get("score") or 0) < float(t["max_score"])]
+    text = "\n".join(f"{t['name']}: {t.get('output', '').strip()}" for t in lost)
+    return text[:limit] + ("\n..." if len(text) > limit else "")
 
 
 def _publish(built: Path, dest: Path) -> None:
