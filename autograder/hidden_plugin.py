@@ -29,6 +29,7 @@ class ItemResult:
     nodeid: str
     passed: bool
     message: str = ""
+    mistakes: tuple[str, ...] = ()     # slugs of the catalogued mistakes it matched
 
 
 @dataclass(eq=False)   # pytest registers plugins in sets: keep identity hashing
@@ -66,13 +67,15 @@ class HiddenSuitePlugin:
         outcome = yield
         report = outcome.get_result()
         if report.when == "call" or report.failed:
-            message = ""
+            message, mistakes = "", ()
             if call.excinfo is not None and report.failed:
                 exc = call.excinfo.value
-                message = str(exc) if isinstance(exc, Feedback) else \
-                    f"the test stopped with {type(exc).__name__}: {exc}"
+                if isinstance(exc, Feedback):
+                    message, mistakes = str(exc), exc.mistakes
+                else:
+                    message = f"the test stopped with {type(exc).__name__}: {exc}"
             if item.nodeid not in self.results or report.failed:
-                self.results[item.nodeid] = ItemResult(item.nodeid, report.passed, message)
+                self.results[item.nodeid] = ItemResult(item.nodeid, report.passed, message, mistakes)
 
 
 def run_hidden_suite(paths: list[str | Path], plugin: HiddenSuitePlugin) -> dict[str, dict[str, ItemResult]]:

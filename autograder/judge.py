@@ -17,7 +17,15 @@ from autograder.compare import Verdict
 
 
 class Feedback(AssertionError):
-    """A hidden test failed; the message is meant for the student."""
+    """A hidden test failed; the message is meant for the student.
+
+    ``mistakes`` holds the slugs of the catalogued mistakes the output
+    matched, for gradebooks and class reports.
+    """
+
+    def __init__(self, message: str, mistakes: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.mistakes = tuple(mistakes)
 
 
 def _function(student: Any, name: str) -> Callable:
@@ -58,7 +66,8 @@ def call(student: Any, name: str, *args: Any) -> Any:
                        "(for example `x = x - x.max(...)` rather than `x -= ...`).")
             from autograder.diagnosis import diagnose, feedback_for
             mistakes = diagnose(name, lambda: args, output, student_args_after=given)
-            raise Feedback(message + ("\n\n" + feedback_for(mistakes) if mistakes else ""))
+            raise Feedback(message + ("\n\n" + feedback_for(mistakes) if mistakes else ""),
+                           tuple(m.name for m in mistakes))
     return output
 
 
@@ -81,12 +90,13 @@ def expect(verdict: Verdict, *, function: str | None = None,
     if verdict.ok:
         return
     message = verdict.message
+    mistakes = []
     if function is not None and make_args is not None:
         from autograder.diagnosis import diagnose, feedback_for
         mistakes = diagnose(function, make_args, output)
         if mistakes:
             message += "\n\n" + feedback_for(mistakes)
-    raise Feedback(message)
+    raise Feedback(message, tuple(m.name for m in mistakes))
 
 
 def check_gradient_consistency(

@@ -130,11 +130,13 @@ def _format_points(points: float) -> str:
     return f"{points:g}"
 
 
-def hidden_config(settings: AssignmentSettings) -> str:
-    """The JSON the hidden suite reads at grading time (seed, sizes, questions)."""
+def hidden_config(settings: AssignmentSettings, items: list[HiddenItem]) -> str:
+    """The JSON the graders read: seed, sizes, questions and each hidden item's points."""
     return json.dumps({
         "assignment": settings.name,
         "hidden_seed": settings.hidden_seed,
         "sizes": settings.sizes,
         "questions": [q.name for q in settings.questions],
+        "items": {q.name: [[i.test_name, i.points] for i in items if i.question == q.name]
+                  for q in settings.questions},
     }, indent=2, sort_keys=True) + "\n"

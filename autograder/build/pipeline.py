@@ -19,6 +19,7 @@ import nbformat
 import autograder
 import solutions
 from autograder.build.config import AssignmentSettings, resolve_settings
+from autograder.build.hidden_items import HiddenItem
 from autograder.build.master import SUPPORT_DIR, hidden_config, render_master
 from autograder.build.otter_steps import otter_assign, otter_run, score_of
 from autograder.errors import BuildError
@@ -50,7 +51,7 @@ def _copy_package(package_dir: Path, dest: Path, exclude: set[str] = frozenset()
     shutil.copytree(package_dir, dest, ignore=ignore)
 
 
-def _write_support(settings: AssignmentSettings, support: Path) -> None:
+def _write_support(settings: AssignmentSettings, items: list[HiddenItem], support: Path) -> None:
     """The folder shipped in the zip: runtime packages, hidden tests, hidden config."""
     _copy_package(Path(autograder.__file__).parent, support / "autograder", _RUNTIME_EXCLUDE)
     _copy_package(Path(solutions.__file__).parent, support / "solutions")
@@ -58,7 +59,7 @@ def _write_support(settings: AssignmentSettings, support: Path) -> None:
     hidden.mkdir()
     for q in settings.questions:
         shutil.copy2(settings.spec.folder / "hidden" / f"test_{q.name}.py", hidden / f"test_{q.name}.py")
-    (support / "hidden_config.json").write_text(hidden_config(settings), encoding="utf-8")
+    (support / "hidden_config.json").write_text(hidden_config(settings, items), encoding="utf-8")
 
 
 def _normalize_notebook(path: Path) -> None:
@@ -86,10 +87,10 @@ def _build_one(settings: AssignmentSettings, scratch: Path, verify: bool) -> Bui
     name = settings.name
     work = scratch / f"{name}-master"
     work.mkdir()
-    master_nb, _ = render_master(settings)
+    master_nb, items = render_master(settings)
     master = work / f"{name}.ipynb"
     nbformat.write(master_nb, master)
-    _write_support(settings, work / SUPPORT_DIR)
+    _write_support(settings, items, work / SUPPORT_DIR)
 
     otter_dist = scratch / f"{name}-otter"
     otter_assign(master, otter_dist)

@@ -1,0 +1,72 @@
+"""Turn a submission into the code cells the sandbox runs.
+
+IPython syntax has no meaning in plain Python: line magics, shell escapes
+and help queries are dropped, cell magics keep their body only where it is
+Python. otter's own cells (the init cell, ``grader.check`` and the export
+cell) are neutralized, since grading happens outside the notebook. Every
+change is recorded as a note for the student's feedback.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from autograder.grading.intake import Submission
+
+#: Cell magics whose body is ordinary Python.
+_PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
+
+_OTTER_LINE = re.compile(
+    r"^\s*(import\s+otter\b.*|from\s+otter\b.*|grader\s*=\s*otter\.Notebook\(.*\)\s*"
+    r"|grader\.(check|check_all|export|to_pdf|run_plugin)\(.*\)\s*)$")
+_MAGIC_LINE = re.compile(r"^\s*(%|!)")
+_ASSIGN_SHELL = re.compile(r"^\s*[\w.,\s]+=\s*[!%]")
+_HELP_LINE = re.compile(r"^\s*[\w.]+\?\??\s*$|^\s*\?\??[\w.]+\s*$")
+
+
+@dataclass(frozen=True)
+class Program:
+    """The code cells to run, in order, and what was changed on the way."""
+
+    cells: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+def _clean_cell(source: str, number: int, notes: list[str]) -> str | None:
+    lines = source.splitlines()
+    first = lines[0].strip() if lines else ""
+    if first.startswith("%%"):
+        magic = first[2:].split()[0] if len(first) > 2 else ""
+        if magic in _PYTHON_CELL_MAGICS:
+            notes.append(f"cell {number}: the %%{magic} line was removed; its code runs as usual.")
+            lines = lines[1:]
+        else:
+            notes.append(f"cell {number}: a %%{magic} cell is not Python and was skipped.")
+            return None
+    kept = []
+    for line in lines:
+        indent = line[: len(line) - len(line.lstrip())]   # keeps blocks well-formed
+        if _OTTER_LINE.match(line):
+            kept.append(f"{indent}pass  # otter command, not needed for grading")
+            continue
+        if _MAGIC_LINE.match(line) or _ASSIGN_SHELL.match(line) or _HELP_LINE.match(line):
+            notes.append(f"cell {number}: `{line.strip()[:60]}` is IPython syntax and was skipped.")
+            kept.append(f"{indent}pass  # IPython syntax removed for grading")
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def extract_program(submission: Submission) -> Program:
+    """The code cells of ``submission`` ready for plain Python, with notes."""
+    notes: list[str] = list(submission.notes)
+    if submission.kind == "py":
+        cells = [submission.script or ""]
+    else:
+        cells = []
+        code_cells = [c for c in submission.notebook.cells if c.cell_type == "code"]
+        for number, cell in enumerate(code_cells, start=1):
+            cleaned = _clean_cell(cell.source, number, notes)
+            if cleaned is not None and cleaned.strip():
+                cells.append(cleaned)
+    return Program(tuple(cells), tuple(notes))

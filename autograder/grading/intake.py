@@ -1,0 +1,166 @@
+"""Read a submission safely: a notebook, a script, or the export zip.
+
+Nothing from a submission is ever extracted to disk: the one notebook (or
+script) to grade is read from memory, so extra files in a zip (conftest.py,
+sitecustomize.py, numpy.py, .pth files) never land where Python would load
+them. Every problem raises ``Rejected`` with a message the student can act on.
+"""
+from __future__ import annotations
+
+import io
+import json
+import stat
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import nbformat
+
+from autograder.errors import SubmissionError
+
+
+class Rejected(SubmissionError):
+    """The submission cannot be graded; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class IntakeLimits:
+    """Bounds on what a submission may be."""
+
+    max_file_bytes: int = 20 * 2**20          # the uploaded file itself
+    max_notebook_bytes: int = 20 * 2**20      # the notebook inside a zip, uncompressed
+    max_zip_entries: int = 200
+    max_zip_total_bytes: int = 100 * 2**20    # all members, uncompressed
+    max_compression_ratio: int = 200          # a higher ratio is a zip bomb
+
+
+#: Archive suffixes refused inside a zip: a nested archive can hide anything.
+NESTED_ARCHIVES = (".zip", ".tar", ".gz", ".tgz", ".bz2", ".xz", ".7z", ".rar", ".whl", ".egg")
+
+
+@dataclass(frozen=True)
+class Submission:
+    """The notebook (or script) to grade, as parsed, safe data."""
+
+    source: str                          # where it came from, e.g. "alice.zip:lm-head.ipynb"
+    kind: str                            # "ipynb" or "py"
+    notebook: nbformat.NotebookNode | None
+    script: str | None
+    notes: tuple[str, ...] = ()
+
+
+def _check_size(path: Path, limits: IntakeLimits) -> None:
+    size = path.stat().st_size
+    if size > limits.max_file_bytes:
+        raise Rejected(f"{path.name} is {size / 2**20:.1f} MB; submissions are limited to "
+                       f"{limits.max_file_bytes / 2**20:.0f} MB. Clear the notebook's outputs "
+                       "(Kernel > Restart & Clear Output), save, and export again.")
+    if size == 0:
+        raise Rejected(f"{path.name} is empty. Save your notebook and export it again.")
+
+
+def parse_notebook(data: bytes, where: str) -> nbformat.NotebookNode:
+    """Parse and validate notebook JSON, or raise ``Rejected`` naming the file."""
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise Rejected(f"{where} is not a valid notebook (not JSON: {exc}). Re-download it from "
+                       "Jupyter with File > Save, then export again.") from None
+    if not isinstance(raw, dict) or "cells" not in raw:
+        raise Rejected(f"{where} is JSON but not a Jupyter notebook (it has no cells).")
+    try:
+        nb = nbformat.reads(json.dumps(raw), as_version=4)
+        nbformat.validate(nb)
+    except Exception as exc:  # nbformat raises several unrelated types
+        raise Rejected(f"{where} is not a valid Jupyter notebook ({type(exc).__name__}: "
+                       f"{str(exc).splitlines()[0][:200]}).") from None
+    return nb
+
+
+def _assignment_of(nb: nbformat.NotebookNode) -> str | None:
+    return nb.get("metadata", {}).get("otter", {}).get("assignment_name")
+
+
+def _unsafe_member(info: zipfile.ZipInfo) -> str | None:
+    name = info.filename
+    path = PurePosixPath(name.replace("\\", "/"))
+    if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
+        return f"{name}: absolute path"
+    if ".." in path.parts:
+        return f"{name}: path leaves the zip's folder"
+    mode = info.external_attr >> 16
+    if stat.S_ISLNK(mode):
+        return f"{name}: symbolic link"
+    if name.lower().endswith(NESTED_ARCHIVES):
+        return f"{name}: archive inside the zip"
+    return None
+
+
+def _read_zip(path: Path, assignment: str, limits: IntakeLimits) -> Submission:
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise Rejected(f"{path.name} is not a readable zip file ({exc}). Export the notebook "
+                       "again with its last cell and submit the zip it writes.") from None
+    with zf:
+        members = [i for i in zf.infolist() if not i.is_dir()]
+        if len(members) > limits.max_zip_entries:
+            raise Rejected(f"{path.name} holds {len(members)} files; at most {limits.max_zip_entries} "
+                           "are accepted. Submit the zip the notebook's export cell writes.")
+        unsafe = [reason for i in members if (reason := _unsafe_member(i))]
+        if unsafe:
+            raise Rejected(f"{path.name} was refused: " + "; ".join(unsafe[:5]) +
+                           ". Submit the zip the notebook's export cell writes.")
+        total = sum(i.file_size for i in members)
+        packed = sum(i.compress_size for i in members) or 1
+        if total > limits.max_zip_total_bytes or total / packed > limits.max_compression_ratio:
+            raise Rejected(f"{path.name} unpacks to {total / 2**20:.0f} MB; it was refused as too large.")
+        notebooks = [i for i in members if i.filename.endswith(".ipynb")
+                     and not any(part in (".ipynb_checkpoints", "__MACOSX") or part.startswith("._")
+                                 for part in PurePosixPath(i.filename).parts)]
+        parsed = []
+        for info in notebooks:
+            if info.file_size > limits.max_notebook_bytes:
+                raise Rejected(f"{info.filename} is too large ({info.file_size / 2**20:.0f} MB). "
+                               "Clear its outputs and export again.")
+            with zf.open(info) as handle:
+                data = handle.read(limits.max_notebook_bytes + 1)
+            parsed.append((info.filename, parse_notebook(data, f"{path.name}:{info.filename}")))
+        ours = [(n, nb) for n, nb in parsed if _assignment_of(nb) == assignment
+                or PurePosixPath(n).name == f"{assignment}.ipynb"]
+        if len(ours) != 1:
+            found = ", ".join(n for n, _ in parsed) or "no notebook"
+            want = "no notebook" if not ours else f"{len(ours)} notebooks"
+            raise Rejected(f"{path.name} holds {want} of the assignment {assignment!r} (found: {found}). "
+                           f"Submit a zip with exactly one {assignment}.ipynb, as the export cell makes it.")
+        name, nb = ours[0]
+        others = sorted(i.filename for i in members if i.filename != name)
+        notes = (f"Other files in the zip were ignored: {', '.join(others[:10])}"
+                 + (" ..." if len(others) > 10 else ""),) if others else ()
+        return Submission(f"{path.name}:{name}", "ipynb", nb, None, notes)
+
+
+def read_submission(path: str | Path, assignment: str, limits: IntakeLimits = IntakeLimits()) -> Submission:
+    """Read ``path`` (``.ipynb``, ``.py`` or ``.zip``) for ``assignment``, or raise ``Rejected``."""
+    path = Path(path)
+    if not path.is_file():
+        raise Rejected(f"{path} is not a file.")
+    _check_size(path, limits)
+    suffix = path.suffix.lower()
+    if suffix == ".zip":
+        return _read_zip(path, assignment, limits)
+    data = path.read_bytes()
+    if suffix == ".ipynb":
+        nb = parse_notebook(data, path.name)
+        named = _assignment_of(nb)
+        if named not in (None, assignment):
+            raise Rejected(f"{path.name} is a notebook of the assignment {named!r}, not {assignment!r}: "
+                           "submit the notebook of this assignment.")
+        return Submission(path.name, "ipynb", nb, None)
+    if suffix == ".py":
+        try:
+            return Submission(path.name, "py", None, data.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise Rejected(f"{path.name} is not UTF-8 text; save it as UTF-8 and submit again.") from None
+    raise Rejected(f"{path.name}: submissions must be a .ipynb notebook, a .py script, or the .zip "
+                   "the notebook's export cell makes.")

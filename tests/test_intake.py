@@ -1,0 +1,141 @@
+"""Is every submission read safely, and is every refusal a message a student can act on?"""
+from __future__ import annotations
+
+import json
+import stat
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.grading.extract import extract_program
+from autograder.grading.intake import IntakeLimits, Rejected, read_submission
+
+NAME = "lm-head"
+
+
+def _notebook(*sources: str, assignment: str = NAME) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    nb.metadata["otter"] = {"assignment_name": assignment}
+    return nb
+
+
+def _zip(path: Path, members: dict[str, bytes | str], links: tuple[str, ...] = ()) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+        for name in links:
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            zf.writestr(info, "/etc/passwd")
+    return path
+
+
+def test_notebook_script_and_export_zip_are_read(tmp_path):
+    nb = _notebook("def softmax(x):\n    return x")
+    nbformat.write(nb, tmp_path / f"{NAME}.ipynb")
+    assert read_submission(tmp_path / f"{NAME}.ipynb", NAME).kind == "ipynb"
+    (tmp_path / "answer.py").write_text("def softmax(x):\n    return x\n")
+    assert read_submission(tmp_path / "answer.py", NAME).script.startswith("def softmax")
+    z = _zip(tmp_path / "sub.zip", {f"{NAME}.ipynb": nbformat.writes(nb), ".OTTER_LOG": b"log"})
+    sub = read_submission(z, NAME)
+    assert sub.source == f"sub.zip:{NAME}.ipynb" and sub.notebook.cells[0].source.startswith("def")
+
+
+@pytest.mark.parametrize("members, links, fragment", [
+    ({"../evil.ipynb": "{}"}, (), "leaves the zip's folder"),
+    ({"/abs/lm-head.ipynb": "{}"}, (), "absolute path"),
+    ({"lm-head.ipynb": "{}"}, ("link.py",), "symbolic link"),
+    ({"lm-head.ipynb": "{}", "inner.zip": b"PK"}, (), "archive inside the zip"),
+])
+def test_unsafe_zips_are_refused(tmp_path, members, links, fragment):
+    with pytest.raises(Rejected, match=fragment):
+        read_submission(_zip(tmp_path / "s.zip", members, links), NAME)
+
+
+def test_zip_bomb_and_entry_count_are_bounded(tmp_path):
+    bomb = _zip(tmp_path / "bomb.zip", {"lm-head.ipynb": "x" * (30 * 2**20)})
+    with pytest.raises(Rejected, match="too large"):
+        read_submission(bomb, NAME, IntakeLimits(max_zip_total_bytes=10 * 2**20))
+    many = _zip(tmp_path / "many.zip", {f"f{i}.txt": "x" for i in range(300)})
+    with pytest.raises(Rejected, match="300 files"):
+        read_submission(many, NAME)
+
+
+def test_extra_files_are_ignored_and_noted_never_extracted(tmp_path):
+    nb = nbformat.writes(_notebook("x = 1"))
+    z = _zip(tmp_path / "s.zip", {f"{NAME}.ipynb": nb, "conftest.py": "raise SystemExit",
+                                   "sitecustomize.py": "x", "numpy.py": "x", "evil.pth": "import os"})
+    before = set(tmp_path.iterdir())
+    sub = read_submission(z, NAME)
+    assert set(tmp_path.iterdir()) == before           # nothing written to disk
+    assert "conftest.py" in sub.notes[0] and "numpy.py" in sub.notes[0]
+
+
+def test_exactly_one_notebook_of_the_assignment(tmp_path):
+    ours = nbformat.writes(_notebook("x = 1"))
+    other = nbformat.writes(_notebook("x = 1", assignment="perplexity-and-parameters"))
+    cases = [
+        ({"notes.txt": "hi"}, "holds no notebook of the assignment 'lm-head' (found: no notebook)"),
+        ({"a/lm-head.ipynb": ours, "b/lm-head.ipynb": ours}, "holds 2 notebooks"),
+        ({"other.ipynb": other}, "(found: other.ipynb)"),
+    ]
+    for number, (members, fragment) in enumerate(cases):
+        with pytest.raises(Rejected) as info:
+            read_submission(_zip(tmp_path / f"s{number}.zip", members), NAME)
+        assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize("content, fragment", [
+    (b"not json at all", "not JSON"),
+    (json.dumps({"hello": 1}).encode(), "no cells"),
+    (json.dumps({"cells": "nope", "nbformat": 4, "nbformat_minor": 5, "metadata": {}}).encode(),
+     "not a valid Jupyter notebook"),
+    (b"", "is empty"),
+])
+def test_broken_notebooks_are_refused_with_the_file_named(tmp_path, content, fragment):
+    path = tmp_path / f"{NAME}.ipynb"
+    path.write_bytes(content)
+    with pytest.raises(Rejected) as info:
+        read_submission(path, NAME)
+    assert fragment in str(info.value) and path.name in str(info.value)
+
+
+def test_wrong_assignment_notebook_and_unknown_suffix(tmp_path):
+    nbformat.write(_notebook("x = 1", assignment="perplexity-and-parameters"), tmp_path / "x.ipynb")
+    with pytest.raises(Rejected, match="not 'lm-head'"):
+        read_submission(tmp_path / "x.ipynb", NAME)
+    (tmp_path / "x.docx").write_bytes(b"PK")
+    with pytest.raises(Rejected, match=".ipynb notebook, a .py script"):
+        read_submission(tmp_path / "x.docx", NAME)
+
+
+def test_file_size_limit(tmp_path):
+    path = tmp_path / f"{NAME}.ipynb"
+    path.write_bytes(b"x" * 2048)
+    with pytest.raises(Rejected, match="limited to"):
+        read_submission(path, NAME, IntakeLimits(max_file_bytes=1024))
+
+
+def test_extraction_drops_ipython_syntax_and_neutralizes_otter(tmp_path):
+    nb = _notebook(
+        '# Initialize Otter\nimport otter\ngrader = otter.Notebook("lm-head.ipynb")',
+        "%matplotlib inline\nimport numpy as np\n!pip install torch\nfiles = !ls",
+        "def f(x):\n    %time y = 1\n    return x",
+        "%%time\nz = 2",
+        "%%bash\necho hi",
+        'grader.check("q1")',
+        "np.sum?",
+        "grader.export(pdf=False, run_tests=True)",
+    )
+    nbformat.write(nb, tmp_path / f"{NAME}.ipynb")
+    program = extract_program(read_submission(tmp_path / f"{NAME}.ipynb", NAME))
+    code = "\n".join(program.cells)
+    assert "otter" not in code.replace("# otter command", "")
+    assert "%" not in code and "!" not in code and "?" not in code
+    assert "z = 2" in code and "echo hi" not in code
+    for cell in program.cells:
+        compile(cell, "<cell>", "exec")                  # every kept cell is plain Python
+    joined = " ".join(program.notes)
+    assert "%matplotlib inline" in joined and "!pip install torch" in joined and "%%bash" in joined
