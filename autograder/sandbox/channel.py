@@ -1,0 +1,419 @@
+"""The narrow channel between the grader and the sandboxed worker.
+
+Only plain data crosses: ``None``, ``bool``, ``int``, ``float``, ``str``,
+NumPy arrays and NumPy scalars of boolean, integer, floating or complex
+dtype, and tuples, lists and dicts (string keys) of those, up to a depth and
+a node count. Arrays travel as ``.npy`` bytes read back with
+``allow_pickle=False`` after their header has been checked, so whatever the
+other side sends, decoding yields fresh, plain ``numpy.ndarray`` objects
+(never a subclass, never an object array) and plain Python containers.
+Anything else fails with ``ChannelError`` and a message saying what was
+found and what is accepted.
+
+NumPy scalars keep their dtype (an ``np.float32`` comes back as an
+``np.float32``, not a ``float``): the comparison helpers look at dtypes, and
+a float32 answer should be judged as what it is.
+
+A hidden test cannot send a Python function into the sandbox. It sends
+``Named("cubic")`` instead, which the worker resolves to a function from the
+fixed registry ``NAMED_FUNCTIONS`` below; the trusted side gets the very same
+function from ``Named.function()`` to compute the expected answer.
+
+Messages are framed as an 8-byte big-endian length followed by the body. A
+body is a 4-byte header length, a JSON header (control fields, value trees
+and blob sizes) and the ``.npy`` blobs.
+
+This module is also executed inside the sandbox, where it is sent as source
+text: it must import nothing but the standard library and NumPy.
+"""
+from __future__ import annotations
+
+import functools
+import io
+import json
+import math
+import os
+import struct
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+#: dtype kinds an array or NumPy scalar may have: bool, int, uint, float, complex.
+ARRAY_KINDS = "biufc"
+#: Containers nested deeper than this are refused (guards against recursion).
+MAX_DEPTH = 32
+#: Values (scalars, arrays and containers) in one message, at most.
+MAX_NODES = 100_000
+#: Largest JSON header: arrays travel as blobs, so the header only holds
+#: structure and scalars, and parsing it must stay cheap for the grader.
+MAX_HEADER_BYTES = 2 << 20
+#: Largest ``.npy`` header accepted (NumPy's own default).
+MAX_NPY_HEADER_BYTES = 10_000
+#: Integers beyond this many bits are refused (no answer in this unit is near it).
+MAX_INT_BITS = 1024
+
+FRAME = struct.Struct(">Q")
+_HEADER_LENGTH = struct.Struct(">I")
+_TAGS = ("nd", "sc", "tuple", "list", "dict")
+_ACCEPTED = ("None, bool, int, float, str, NumPy arrays and scalars of bool/int/float/complex dtype, "
+             "and tuples, lists and dicts (with str keys) of those")
+
+
+class ChannelError(ValueError):
+    """A value or message cannot cross the channel; the message says why."""
+
+
+def type_name(value: Any) -> str:
+    """``module.QualName`` of ``value``'s type, for messages."""
+    kind = type(value)
+    module = getattr(kind, "__module__", "?")
+    qualname = getattr(kind, "__qualname__", kind.__name__)
+    return qualname if module == "builtins" else f"{module}.{qualname}"
+
+
+# -- named worker-side functions -------------------------------------------
+
+def cubic(x: np.ndarray) -> float:
+    """``sum(x**3) + sum(sin(x))``: smooth, with a gradient that depends on x."""
+    return float(np.sum(x ** 3) + np.sum(np.sin(x)))
+
+
+def square(x: np.ndarray) -> float:
+    """``sum(x**2)``, whose gradient is ``2x``."""
+    return float(np.sum(x ** 2))
+
+
+def cross_entropy(logits: np.ndarray, *, targets: np.ndarray) -> float:
+    """Mean softmax cross-entropy of ``logits`` (..., V) against integer ``targets`` (...)."""
+    z = np.asarray(logits, dtype=np.float64)
+    shifted = z - z.max(axis=-1, keepdims=True)                      # (..., V), stable
+    log_norm = np.log(np.exp(shifted).sum(axis=-1))                   # (...)
+    picked = np.take_along_axis(shifted, np.asarray(targets)[..., None], axis=-1)[..., 0]
+    return float(np.mean(log_norm - picked))
+
+
+#: name -> (function, names of the keyword parameters it needs).
+NAMED_FUNCTIONS: dict[str, tuple[Callable[..., float], tuple[str, ...]]] = {
+    "cubic": (cubic, ()),
+    "square": (square, ()),
+    "cross_entropy": (cross_entropy, ("targets",)),
+}
+
+
+class Named:
+    """A function from ``NAMED_FUNCTIONS``, passed by name into the sandbox.
+
+    ``Named("cross_entropy", targets=t)`` stands for ``x -> cross_entropy(x, targets=t)``.
+    Parameters are channel values themselves (``t`` travels as an array).
+    """
+
+    __slots__ = ("name", "params")
+
+    def __init__(self, name: str, /, **params: Any) -> None:
+        if name not in NAMED_FUNCTIONS:
+            raise ChannelError(f"unknown named function {name!r}; known: {', '.join(sorted(NAMED_FUNCTIONS))}.")
+        wanted = NAMED_FUNCTIONS[name][1]
+        if set(params) != set(wanted):
+            raise ChannelError(f"named function {name!r} takes parameters ({', '.join(wanted)}), "
+                               f"got ({', '.join(sorted(params))}).")
+        self.name = name
+        self.params = dict(params)
+
+    def function(self) -> Callable[[np.ndarray], float]:
+        """The plain function this name stands for, with its parameters bound."""
+        fn = NAMED_FUNCTIONS[self.name][0]
+        return functools.partial(fn, **self.params) if self.params else fn
+
+    def __repr__(self) -> str:
+        params = "".join(f", {k}=..." for k in self.params)
+        return f"Named({self.name!r}{params})"
+
+
+# -- encoding ----------------------------------------------------------------
+
+def _array_dtype_ok(dtype: np.dtype) -> bool:
+    return dtype.kind in ARRAY_KINDS and dtype.fields is None and dtype.subdtype is None
+
+
+class _Encoder:
+    """Turns a value into a JSON tree plus ``.npy`` blobs, enforcing the bounds."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.blobs: list[bytes] = []
+        self.blob_bytes = 0
+        self.nodes = 0
+        self.max_bytes = max_bytes
+
+    def encode(self, value: Any, depth: int = 0) -> Any:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise ChannelError(f"the value holds more than {MAX_NODES} items.")
+        if depth > MAX_DEPTH:
+            raise ChannelError(f"the value is nested more than {MAX_DEPTH} levels deep.")
+        if value is None:
+            return None
+        if isinstance(value, Named):
+            return {"named": value.name, "params": self.encode(value.params, depth + 1)}
+        if isinstance(value, np.ndarray):
+            # A subclass is sent as the plain array it wraps: its methods
+            # (and any comparison they override) stay on this side.
+            return {"nd": self._blob(np.ndarray.view(value, np.ndarray))}
+        if isinstance(value, np.generic):
+            if not _array_dtype_ok(value.dtype):
+                raise ChannelError(f"a NumPy scalar of dtype {value.dtype} cannot be sent; "
+                                   f"accepted: {_ACCEPTED}.")
+            return {"sc": self._blob(np.asarray(value))}
+        return self._encode_plain(value, depth)
+
+    def _encode_plain(self, value: Any, depth: int) -> Any:
+        # Base-class methods, not the value's own: a subclass of int, str,
+        # list... cannot change what is sent by overriding them.
+        if isinstance(value, bool):
+            return bool(value)
+        if isinstance(value, int):
+            number = int.__int__(value)
+            if number.bit_length() > MAX_INT_BITS:
+                raise ChannelError(f"an int of {number.bit_length()} bits is too large to send "
+                                   f"(at most {MAX_INT_BITS} bits).")
+            return number
+        if isinstance(value, float):
+            return float.__float__(value)
+        if isinstance(value, str):
+            return str.__str__(value)
+        if isinstance(value, tuple):
+            return {"tuple": [self.encode(item, depth + 1) for item in tuple.__iter__(value)]}
+        if isinstance(value, list):
+            return {"list": [self.encode(item, depth + 1) for item in list.__iter__(value)]}
+        if isinstance(value, dict):
+            pairs = []
+            for key, item in dict.items(value):
+                if not isinstance(key, str):
+                    raise ChannelError(f"dict keys must be str, found a key of type {type_name(key)}.")
+                pairs.append([str.__str__(key), self.encode(item, depth + 1)])
+            return {"dict": pairs}
+        raise ChannelError(f"a value of type {type_name(value)} cannot be sent; accepted: {_ACCEPTED}.")
+
+    def _blob(self, array: np.ndarray) -> int:
+        if not _array_dtype_ok(array.dtype):
+            raise ChannelError(f"an array of dtype {array.dtype} cannot be sent; accepted dtypes are "
+                               "bool, integer, floating and complex.")
+        if self.blob_bytes + array.nbytes > self.max_bytes:
+            raise ChannelError(f"the value is too large to send ({self.blob_bytes + array.nbytes} bytes "
+                               f"of arrays; at most {self.max_bytes}).")
+        buffer = io.BytesIO()
+        np.lib.format.write_array(buffer, array, allow_pickle=False)
+        blob = buffer.getvalue()
+        self.blobs.append(blob)
+        self.blob_bytes += len(blob)
+        return len(self.blobs) - 1
+
+
+def pack(fields: Mapping[str, Any], values: Mapping[str, Any] | None = None, *,
+         max_bytes: int) -> bytes:
+    """Frame one message: plain JSON ``fields`` plus channel-encoded ``values``.
+
+    Raises ``ChannelError`` if a value cannot be sent or the message would
+    exceed ``max_bytes``.
+    """
+    encoder = _Encoder(max_bytes)
+    trees = {name: encoder.encode(value) for name, value in (values or {}).items()}
+    try:
+        header = json.dumps({"fields": dict(fields), "values": trees,
+                             "blobs": [len(blob) for blob in encoder.blobs]},
+                            separators=(",", ":")).encode("utf-8")
+    except (TypeError, ValueError) as exc:   # a field that is not plain JSON data
+        raise ChannelError(f"the message cannot be encoded: {exc}") from None
+    if len(header) > MAX_HEADER_BYTES:
+        raise ChannelError(f"the value's structure is too large to send ({len(header)} bytes of "
+                           f"numbers, strings and containers; at most {MAX_HEADER_BYTES}).")
+    body_length = _HEADER_LENGTH.size + len(header) + encoder.blob_bytes
+    if body_length > max_bytes:
+        raise ChannelError(f"the value is too large to send ({body_length} bytes; at most {max_bytes}).")
+    return b"".join([FRAME.pack(body_length), _HEADER_LENGTH.pack(len(header)), header, *encoder.blobs])
+
+
+# -- decoding ----------------------------------------------------------------
+
+def _load_npy(blob: bytes) -> np.ndarray:
+    """Read one ``.npy`` blob after checking its header against its length."""
+    buffer = io.BytesIO(blob)
+    try:
+        version = np.lib.format.read_magic(buffer)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(
+                buffer, max_header_size=MAX_NPY_HEADER_BYTES)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(
+                buffer, max_header_size=MAX_NPY_HEADER_BYTES)
+        else:
+            raise ChannelError(f"unsupported .npy version {version}.")
+    except ChannelError:
+        raise
+    except Exception as exc:    # any malformed header
+        raise ChannelError(f"an array arrived with a malformed .npy header: {exc}") from None
+    if not _array_dtype_ok(dtype):
+        raise ChannelError(f"an array of dtype {dtype} arrived; accepted dtypes are bool, integer, "
+                           "floating and complex.")
+    if any(not isinstance(n, int) or n < 0 for n in shape):
+        raise ChannelError(f"an array arrived with an invalid shape {shape}.")
+    # Checking the size first means a forged header cannot make np.load
+    # allocate a huge array for a few bytes of data.
+    expected = math.prod(shape) * dtype.itemsize
+    if expected != len(blob) - buffer.tell():
+        raise ChannelError(f"an array of shape {shape} and dtype {dtype} arrived with "
+                           f"{len(blob) - buffer.tell()} bytes of data instead of {expected}.")
+    buffer.seek(0)
+    try:
+        array = np.load(buffer, allow_pickle=False)
+    except Exception as exc:
+        raise ChannelError(f"an array could not be read: {exc}") from None
+    if type(array) is not np.ndarray:
+        raise ChannelError(f"an array arrived as a {type_name(array)}, not a plain ndarray.")
+    return array
+
+
+class _Decoder:
+    """Rebuilds values from a JSON tree and blobs, enforcing the same bounds."""
+
+    def __init__(self, blobs: list[bytes], allow_named: bool) -> None:
+        self.blobs = blobs
+        self.used: set[int] = set()
+        self.allow_named = allow_named
+        self.nodes = 0
+
+    def decode(self, node: Any, depth: int = 0) -> Any:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise ChannelError(f"the value holds more than {MAX_NODES} items.")
+        if depth > MAX_DEPTH:
+            raise ChannelError(f"the value is nested more than {MAX_DEPTH} levels deep.")
+        if node is None or isinstance(node, (bool, str, float)):
+            return node
+        if isinstance(node, int):
+            if node.bit_length() > MAX_INT_BITS:
+                raise ChannelError(f"an int of {node.bit_length()} bits arrived (at most {MAX_INT_BITS}).")
+            return node
+        if not isinstance(node, dict):
+            raise ChannelError(f"malformed value: an untagged {type_name(node)}.")
+        if set(node) == {"named", "params"}:
+            return self._named(node, depth)
+        if len(node) != 1 or next(iter(node)) not in _TAGS:
+            raise ChannelError(f"malformed value: unknown tag {sorted(node)[:3]}.")
+        tag, payload = next(iter(node.items()))
+        if tag in ("nd", "sc"):
+            array = _load_npy(self._take_blob(payload))
+            if tag == "nd":
+                return array
+            if array.ndim != 0:
+                raise ChannelError("a NumPy scalar arrived with a non-scalar shape.")
+            return array[()]
+        if not isinstance(payload, list):
+            raise ChannelError(f"malformed value: {tag} without a list of items.")
+        if tag == "tuple":
+            return tuple(self.decode(item, depth + 1) for item in payload)
+        if tag == "list":
+            return [self.decode(item, depth + 1) for item in payload]
+        return self._dict(payload, depth)
+
+    def _dict(self, pairs: list, depth: int) -> dict:
+        out = {}
+        for pair in pairs:
+            if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)):
+                raise ChannelError("malformed value: a dict entry is not a (str key, value) pair.")
+            out[pair[0]] = self.decode(pair[1], depth + 1)
+        return out
+
+    def _named(self, node: dict, depth: int) -> Named:
+        if not self.allow_named:
+            raise ChannelError("a named function arrived where only data is accepted.")
+        params = self.decode(node["params"], depth + 1)
+        if not isinstance(node["named"], str) or not isinstance(params, dict):
+            raise ChannelError("malformed named function.")
+        return Named(node["named"], **params)
+
+    def _take_blob(self, index: Any) -> bytes:
+        # Each blob may be used once, so a small message cannot decode into
+        # many copies of one large array.
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(self.blobs) \
+                or index in self.used:
+            raise ChannelError("malformed value: bad array reference.")
+        self.used.add(index)
+        return self.blobs[index]
+
+
+def _split_body(body: bytes) -> tuple[dict, list[bytes]]:
+    """Parse the JSON header of a message body and cut out its blobs."""
+    if len(body) < _HEADER_LENGTH.size:
+        raise ChannelError("malformed message: too short.")
+    (header_length,) = _HEADER_LENGTH.unpack_from(body)
+    start = _HEADER_LENGTH.size
+    if header_length > MAX_HEADER_BYTES or start + header_length > len(body):
+        raise ChannelError("malformed message: bad header length.")
+    try:
+        header = json.loads(body[start:start + header_length].decode("utf-8"))
+    except (ValueError, RecursionError) as exc:    # includes UnicodeDecodeError
+        raise ChannelError(f"malformed message header: {type(exc).__name__}.") from None
+    if not (isinstance(header, dict) and isinstance(header.get("fields"), dict)
+            and isinstance(header.get("values"), dict) and isinstance(header.get("blobs"), list)):
+        raise ChannelError("malformed message: header without fields, values and blobs.")
+    sizes = header["blobs"]
+    if any(not isinstance(n, int) or isinstance(n, bool) or n < 0 for n in sizes) \
+            or start + header_length + sum(sizes) != len(body):
+        raise ChannelError("malformed message: blob sizes do not match the body.")
+    blobs, offset = [], start + header_length
+    for size in sizes:
+        blobs.append(body[offset:offset + size])
+        offset += size
+    return header, blobs
+
+
+def unpack(body: bytes, *, allow_named: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Decode a message body (without its frame length) into ``(fields, values)``.
+
+    ``fields`` is the plain JSON data as sent (check its types before use);
+    ``values`` holds the decoded channel values. ``allow_named`` accepts
+    ``Named`` functions, which only the worker should.
+    """
+    header, blobs = _split_body(body)
+    decoder = _Decoder(blobs, allow_named)
+    values = {}
+    for name, tree in header["values"].items():
+        values[name] = decoder.decode(tree)
+    return header["fields"], values
+
+
+def check_value(value: Any, *, max_bytes: int) -> None:
+    """Raise ``ChannelError`` if ``value`` could not be sent."""
+    pack({}, {"value": value}, max_bytes=max_bytes)
+
+
+# -- blocking frame I/O (used by the worker) --------------------------------
+
+def _read_exactly(fd: int, count: int) -> bytes | None:
+    chunks, remaining = [], count
+    while remaining:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd: int, max_bytes: int) -> bytes | None:
+    """Read one framed message body from ``fd``; ``None`` at end of file."""
+    prefix = _read_exactly(fd, FRAME.size)
+    if prefix is None:
+        return None
+    (length,) = FRAME.unpack(prefix)
+    if length > max_bytes:
+        raise ChannelError(f"a message of {length} bytes arrived (at most {max_bytes}).")
+    return _read_exactly(fd, length)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` (a blocking pipe)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
