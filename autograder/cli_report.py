@@ -1,0 +1,35 @@
+"""``grader report``: the class report command. Parses options and calls
+:func:`autograder.report.write_report`; no logic lives here."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from autograder.cli_support import reports_errors
+
+
+@click.command()
+@click.argument("out_dir", metavar="OUT", type=click.Path(file_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where to write the page.  [default: OUT/report.html]")
+@reports_errors
+def report(out_dir: Path, output: Path | None) -> None:
+    """Write a one-page HTML report of a graded class.
+
+    OUT is the folder `grader grade` wrote (gradebook.csv and one folder per
+    student). The page shows the score histogram, each question's mean score,
+    each hidden test's pass rate, the most frequent diagnosed mistakes with
+    their explanations, and the submissions that timed out, were rejected or
+    failed to run. It is a single file with the plots embedded: open it in any
+    browser, offline, or send it on.
+
+    \b
+    Examples:
+      grader report out
+      grader report out -o reports/week3.html
+    """
+    # Imported here so that other commands do not pay for matplotlib.
+    from autograder.report import write_report
+
+    click.echo(f"report written to {write_report(out_dir, output)}")
