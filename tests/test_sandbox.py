@@ -1,17 +1,58 @@
-"""Tests of the sandbox's channel: what may cross between grader and worker."""
+"""Tests of the sandbox: the channel, then the worker under each isolation level.
+
+Levels this machine cannot run are reported as skipped, not silently left
+out. The adversarial submissions here are small versions of what a hostile
+student could send; each test states what must hold afterwards.
+"""
 from __future__ import annotations
 
 import io
 import json
 import os
+import resource
+import shutil
+import socket
 import struct
+import tempfile
+import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from autograder.sandbox import ChannelError, Limits, Named
-from autograder.sandbox import channel
+from autograder.sandbox import (CallResult, ChannelError, Limits, Named, SandboxError,
+                                SandboxSession, SandboxUnavailable, detect_isolation)
+from autograder.sandbox import channel, procs
+from autograder.sandbox import isolation as iso
+
+ROOT = os.geteuid() == 0
+BWRAP_PROBLEM = iso.probe_bwrap()
+FAST = Limits(wall_seconds_per_call=2.0, wall_seconds_total=20.0)
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _levels(*wanted: str) -> list:
+    """``wanted`` levels as pytest params, skipped where this machine cannot run them."""
+    reasons = {"bwrap": BWRAP_PROBLEM, "user": None if ROOT else "needs root", "rlimits": None}
+    return [pytest.param(level, marks=pytest.mark.skipif(reasons[level] is not None,
+                                                         reason=f"{level}: {reasons[level]}"))
+            for level in wanted]
+
+
+ALL = _levels("bwrap", "user", "rlimits")
+#: Levels where the worker runs under a uid of its own (or a user namespace).
+SEPARATE_USER = _levels("bwrap", "user")
+
+
+def session(code: str, level: str, limits: Limits = FAST) -> SandboxSession:
+    return SandboxSession(textwrap.dedent(code), limits, isolation=level)
+
+
+def call_ok(s: SandboxSession, function: str, *args):
+    result = s.call(function, *args)
+    assert result.ok, result.error
+    return result.value
 
 
 # -- channel ------------------------------------------------------------------
@@ -168,10 +209,504 @@ def test_frames_cross_a_pipe():
         os.close(read_fd)
 
 
-# -- limits ------------------------------------------------------------
+# -- limits and isolation choice --------------------------------------------------------
 
 def test_limits_refuse_nonsense():
     with pytest.raises(ValueError, match="cpu_seconds"):
         Limits(cpu_seconds=0)
     with pytest.raises(ValueError, match="memory_bytes"):
         Limits(memory_bytes=1 << 20)
+
+
+def test_auto_picks_the_strongest_level_that_works():
+    chosen = detect_isolation()
+    if BWRAP_PROBLEM is None:
+        assert chosen.level == "bwrap"
+    else:
+        assert chosen.level == ("user" if ROOT else "rlimits")
+        assert BWRAP_PROBLEM in chosen.detail
+    with SandboxSession("x = 1", FAST) as s:
+        assert s.isolation == chosen.level and s.isolation_detail == chosen.detail
+
+
+def test_unavailable_levels_are_refused_and_auto_falls_back(monkeypatch):
+    monkeypatch.setattr(iso, "_probe_result", ["namespaces are forbidden here"])
+    monkeypatch.setattr(iso, "_detected", None)
+    with pytest.raises(SandboxUnavailable, match="namespaces are forbidden"):
+        SandboxSession("x = 1", isolation="bwrap")
+    fallback = detect_isolation()
+    assert fallback.level == ("user" if ROOT else "rlimits")
+    assert "namespaces are forbidden" in fallback.detail
+    with pytest.raises(ValueError, match="isolation must be"):
+        SandboxSession("x = 1", isolation="docker")
+    if not ROOT:
+        with pytest.raises(SandboxUnavailable, match="needs root"):
+            SandboxSession("x = 1", isolation="user")
+
+
+# -- basic calls ---------------------------------------------------------------
+
+GOOD = """
+import numpy as np
+
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    print("softmax called")
+    return e / e.sum(axis=axis, keepdims=True)
+
+def counts(n):
+    return {"total": n * 2, "parts": (n, np.int64(n)), "mask": np.triu(np.ones((2, 2), bool), 1)}
+
+def numerical_gradient(f, x, eps=1e-6):
+    grad = np.zeros_like(x)
+    for i in range(x.size):
+        old = x.flat[i]
+        x.flat[i] = old + eps
+        plus = f(x)
+        x.flat[i] = old - eps
+        minus = f(x)
+        x.flat[i] = old
+        grad.flat[i] = (plus - minus) / (2 * eps)
+    return grad
+
+def shift_in_place(x):
+    x -= x.max()
+    return x
+
+not_a_function = 3
+"""
+
+
+@pytest.mark.parametrize("level", ALL)
+def test_a_correct_function_gives_the_right_value(level):
+    rng = np.random.default_rng(0)
+    logits = rng.standard_normal((2, 3, 5))
+    with session(GOOD, level) as s:
+        assert s.import_result.ok and s.import_result.loaded
+        assert s.isolation == level
+        assert s.functions["softmax"] == ("x", "axis")
+        result = s.call("softmax", logits)
+        assert result.ok and type(result.value) is np.ndarray
+        e = np.exp(logits - logits.max(-1, keepdims=True))
+        np.testing.assert_allclose(result.value, e / e.sum(-1, keepdims=True), rtol=1e-12)
+        assert result.stdout == "softmax called\n" and not result.args_after
+        out = call_ok(s, "counts", 4)
+        assert out["total"] == 8 and out["parts"] == (4, 4) and type(out["parts"][1]) is np.int64
+        assert out["mask"].dtype == bool
+        x = rng.standard_normal(4)
+        grad = call_ok(s, "numerical_gradient", Named("cubic"), x, 1e-6)
+        np.testing.assert_allclose(grad, 3 * x ** 2 + np.cos(x), rtol=1e-6)
+        assert "softmax called" in s.stdout
+
+
+@pytest.mark.parametrize("level", ALL)
+def test_in_place_mutation_is_reported(level):
+    x = np.array([1.0, 5.0, 2.0])
+    with session(GOOD, level) as s:
+        result = s.call("shift_in_place", x)
+        assert result.ok and list(result.args_after) == [0]
+        np.testing.assert_array_equal(result.args_after[0], x - 5.0)
+        assert x[1] == 5.0, "the caller's array must not change"
+
+
+def test_missing_names_unsendable_args_and_cell_errors():
+    cells = ["def f(x):\n    return x", "raise ValueError('cell two breaks')", "def g():\n    return 2"]
+    with SandboxSession(cells, FAST) as s:
+        assert not s.import_result.ok and s.import_result.loaded
+        assert [e.cell for e in s.import_result.cell_errors] == [1]
+        assert "cell 2" in s.import_result.error and "cell two breaks" in s.import_result.error
+        assert call_ok(s, "g") == 2
+        missing = s.call("nope")
+        assert missing.error.kind == "missing" and "`nope` is not defined" in str(missing.error)
+        unsendable = s.call("f", object())
+        assert unsendable.error.kind == "unsendable" and "cannot be sent" in str(unsendable.error)
+    with SandboxSession(GOOD, FAST) as s:
+        assert s.call("not_a_function").error.kind == "not_callable"
+    with pytest.raises(SandboxError, match="closed"):
+        s.call("f", 1)
+
+
+LIARS = """
+import numpy as np
+
+class Lying(np.ndarray):
+    def __eq__(self, other):
+        return True
+    def __array_finalize__(self, obj):
+        pass
+
+class AlwaysEqual:
+    def __eq__(self, other):
+        return True
+    __hash__ = object.__hash__
+
+def subclass():
+    return np.arange(3.0).view(Lying)
+
+def equal_to_everything():
+    return AlwaysEqual()
+
+def generator():
+    return (i for i in range(3))
+
+def object_array():
+    return np.array([AlwaysEqual()], dtype=object)
+"""
+
+
+def test_returned_lies_become_plain_data_or_a_clear_error():
+    with SandboxSession(LIARS, FAST) as s:
+        value = call_ok(s, "subclass")
+        assert type(value) is np.ndarray and not np.array_equal(value, np.zeros(3))
+        for name, fragment in [("equal_to_everything", "__student__.AlwaysEqual"),
+                               ("generator", "generator"), ("object_array", "dtype object")]:
+            result = s.call(name)
+            assert not result.ok and result.error.kind == "unencodable"
+            assert "cannot be sent back for grading" in str(result.error) and fragment in str(result.error)
+
+
+SNOOP = """
+import gc, sys
+
+def snoop():
+    found = []
+    frame = sys._getframe()
+    while frame is not None:
+        found += [v for v in frame.f_locals.values() if getattr(v, "size", 0) == 5]
+        frame = frame.f_back
+    for obj in gc.get_objects():
+        try:
+            if getattr(obj, "size", None) == 5 and float(obj.flat[0]) == 123.456:
+                found.append(obj)
+        except Exception:
+            pass
+    return len(found)
+"""
+
+
+def test_nothing_of_the_trusted_process_is_in_the_worker():
+    expected_answer = np.full(5, 123.456)   # what a hidden test would hold
+    with SandboxSession(SNOOP, FAST) as s:
+        assert call_ok(s, "snoop") == 0
+    assert expected_answer[0] == 123.456
+
+
+# -- what the student can see and reach --------------------------------------
+
+PROBES = """
+import os, socket, sys
+
+def imports():
+    found = {}
+    for name in ("numpy", "autograder", "solutions", "question_bank", "otter", "pytest", "json"):
+        try:
+            __import__(name)
+            found[name] = "ok"
+        except ImportError as exc:
+            found[name] = type(exc).__name__
+    return found
+
+def read(path):
+    try:
+        with open(path, "rb") as handle:
+            return "read " + str(len(handle.read(100)))
+    except OSError as exc:
+        return type(exc).__name__
+
+def listing(path):
+    try:
+        return sorted(os.listdir(path))
+    except OSError as exc:
+        return type(exc).__name__
+
+def write(path):
+    try:
+        with open(path, "w") as handle:
+            handle.write("x")
+        return "wrote"
+    except OSError as exc:
+        return type(exc).__name__
+
+def connect(port):
+    s = socket.socket()
+    s.settimeout(3)
+    try:
+        s.connect(("127.0.0.1", port))
+        return "connected"
+    except OSError as exc:
+        return type(exc).__name__
+
+def whoami():
+    return os.getuid(), os.getcwd()
+"""
+
+
+@pytest.mark.parametrize("level", ALL)
+def test_project_packages_cannot_be_imported_but_numpy_can(level):
+    with session(PROBES, level) as s:
+        found = call_ok(s, "imports")
+    assert found == {"numpy": "ok", "json": "ok", "autograder": "ModuleNotFoundError",
+                     "solutions": "ModuleNotFoundError", "question_bank": "ModuleNotFoundError",
+                     "otter": "ModuleNotFoundError", "pytest": "ModuleNotFoundError"}
+
+
+@pytest.mark.parametrize("level", _levels("bwrap"))
+def test_bwrap_hides_home_and_repository(level):
+    home = Path.home()
+    prefix_parts = Path(iso.runtime_view().executable).parts
+    with session(PROBES, level) as s:
+        assert call_ok(s, "read", str(Path(__file__).resolve())) == "FileNotFoundError"
+        assert call_ok(s, "listing", str(REPO)) == "FileNotFoundError"
+        inside = call_ok(s, "listing", str(home))
+        # Only the directories leading to the Python installation may show, if it lives there.
+        assert inside == "FileNotFoundError" or set(inside) <= set(prefix_parts)
+        for name in os.listdir(home):
+            if name not in prefix_parts:
+                assert call_ok(s, "read", str(home / name)) in ("FileNotFoundError", "IsADirectoryError")
+        # The installation's site-packages (otter, pytest, maybe the grader) shows up empty.
+        for hidden in iso.runtime_view().hidden:
+            assert call_ok(s, "listing", hidden) in ([], "FileNotFoundError")
+
+
+@pytest.mark.parametrize("level", _levels("user"))
+def test_user_level_cannot_read_root_only_files(level):
+    if os.stat(Path.home()).st_mode & 0o005:
+        pytest.skip("the home directory is readable by others on this machine")
+    with session(PROBES, level) as s:
+        assert call_ok(s, "listing", str(Path.home())) == "PermissionError"
+        assert call_ok(s, "whoami")[0] != 0
+
+
+@pytest.mark.parametrize("level", SEPARATE_USER)
+def test_writes_outside_the_work_dir_fail_or_vanish(level, tmp_path):
+    escaped = Path("/tmp") / f"lmhead-escape-{os.getpid()}-{level}"
+    with session(PROBES, level) as s:
+        assert call_ok(s, "write", "inside.txt") == "wrote"
+        assert call_ok(s, "write", str(REPO / "planted.py")) in ("FileNotFoundError", "PermissionError")
+        assert call_ok(s, "write", "/usr/planted") in ("OSError", "PermissionError", "FileNotFoundError")
+        call_ok(s, "write", str(escaped))      # a private tmpfs (bwrap) or the shared /tmp (user)
+        work = call_ok(s, "whoami")[1]
+    assert not escaped.exists(), "files left in /tmp must be gone after close"
+    assert not (REPO / "planted.py").exists()
+    assert level == "bwrap" or not os.path.exists(work)
+
+
+@pytest.fixture
+def listening_port():
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    yield server.getsockname()[1]
+    server.close()
+
+
+@pytest.mark.parametrize("level", _levels("bwrap"))
+def test_no_network_under_bwrap(level, listening_port):
+    with session(PROBES, level) as s:
+        assert call_ok(s, "connect", listening_port) == "ConnectionRefusedError"
+
+
+# -- limits --------------------------------------------------------------------
+
+@pytest.mark.parametrize("level", ALL)
+def test_endless_loop_at_import_times_out(level):
+    started = time.monotonic()
+    with session("while True:\n    pass\n", level, Limits(wall_seconds_per_call=1.0)) as s:
+        result = s.import_result
+        assert result.timed_out and not result.loaded and "did not finish" in result.error
+        later = s.call("anything")
+        assert later.error.kind == "not_loaded"
+    assert time.monotonic() - started < 1.0 + 5
+
+
+@pytest.mark.parametrize("level", ALL)
+def test_endless_loop_in_a_call_times_out_and_the_next_call_works(level):
+    code = "def spin():\n    while True:\n        pass\n\ndef fine():\n    return 'fine'\n"
+    with session(code, level, Limits(wall_seconds_per_call=1.0)) as s:
+        started = time.monotonic()
+        result = s.call("spin")
+        assert result.timed_out and result.error.kind == "timeout"
+        assert time.monotonic() - started < 1.0 + 5
+        assert call_ok(s, "fine") == "fine"
+        assert "worker restarted" in s.stdout
+
+
+def test_total_budget_stops_later_calls():
+    code = "def spin():\n    while True:\n        pass\n"
+    with SandboxSession(code, Limits(wall_seconds_per_call=1.0, wall_seconds_total=1.6)) as s:
+        assert s.call("spin").error.kind == "timeout"
+        second = s.call("spin")
+        assert second.timed_out and second.error.kind == "budget"
+        assert s.remaining_seconds() < 0.05
+
+
+def test_cpu_limit_stops_a_busy_worker():
+    code = "def spin():\n    while True:\n        pass\n"
+    with SandboxSession(code, Limits(cpu_seconds=1, wall_seconds_per_call=8)) as s:
+        result = s.call("spin")
+    assert result.error.kind == "crashed" and "CPU" in str(result.error)
+    assert result.seconds < 5
+
+
+@pytest.mark.parametrize("level", ALL)
+def test_a_100_gb_allocation_fails_cleanly(level):
+    code = ("import numpy as np\n\ndef grab():\n    return np.ones(100 * 2**30 // 8)\n\n"
+            "def grab_bytes():\n    return len(bytearray(100 * 2**30))\n\ndef fine():\n    return 1\n")
+    with session(code, level) as s:
+        for name in ("grab", "grab_bytes"):
+            result = s.call(name)
+            assert result.error.kind == "raised" and result.error.type_name == "MemoryError"
+        assert call_ok(s, "fine") == 1
+
+
+FORK_BOMB = """
+import os, time
+
+def bomb():
+    children = 0
+    for _ in range(500):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        children += 1
+    return children
+
+def uid():
+    return os.getuid()
+"""
+
+
+@pytest.mark.parametrize("level", _levels("bwrap", "user") + (
+    [] if ROOT else _levels("rlimits")))
+def test_a_fork_bomb_is_contained(level):
+    limits = Limits(max_processes=32, wall_seconds_per_call=5.0)
+    with session(FORK_BOMB, level, limits) as s:
+        children = call_ok(s, "bomb")
+        assert 0 < children < limits.max_processes
+        uid = call_ok(s, "uid")
+    if uid != os.getuid():
+        assert procs.of_uid(uid) == []
+
+
+def _token_processes(token: str) -> list[int]:
+    found = []
+    for info in procs.processes():
+        try:
+            with open(f"/proc/{info.pid}/cmdline", "rb") as handle:
+                if token.encode() in handle.read():
+                    found.append(info.pid)
+        except OSError:
+            pass
+    return found
+
+
+DAEMON = """
+import os, sys, time
+
+def detach(marker_dir, token):
+    # Double fork and a new session: the grandchildren are nobody's children.
+    # One stays Python, one becomes a shell carrying `token` in its command line.
+    target = marker_dir if os.path.isdir(marker_dir) else "."
+    if os.fork() == 0:
+        try:
+            os.setsid()
+            if os.fork() == 0:
+                if os.fork() == 0:
+                    os.execv("/bin/sh", ["sh", "-c", 'while :; do date +%s%N > "$0"/sh-marker; sleep 0.5; done',
+                                         target, token])
+                for _ in range(80):
+                    with open(os.path.join(target, "py-marker"), "w") as handle:
+                        handle.write(str(time.time()))
+                    time.sleep(0.5)
+        finally:
+            os._exit(0)
+    time.sleep(0.3)
+    return os.getuid()
+"""
+
+
+@pytest.fixture
+def marker_dir():
+    """A directory every user can write to (pytest's tmp_path is private to its owner)."""
+    path = Path(tempfile.mkdtemp(prefix="lmhead-markers-", dir="/tmp"))
+    path.chmod(0o777)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.mark.parametrize("level", ALL)
+def test_a_detached_process_does_not_survive_close(level, marker_dir):
+    token = f"lmhead-daemon-{os.getpid()}-{level}"
+    with session(DAEMON, level) as s:
+        uid = call_ok(s, "detach", str(marker_dir), token)
+        assert _token_processes(token), "the detached shell should be running before close"
+    markers = sorted(marker_dir.iterdir())
+    before = {p.name: p.stat().st_mtime_ns for p in markers}
+    time.sleep(1.2)
+    assert _token_processes(token) == []
+    assert {p.name: p.stat().st_mtime_ns for p in marker_dir.iterdir()} == before
+    if level != "bwrap":     # outside bwrap the markers land in the host directory
+        assert {"py-marker", "sh-marker"} <= set(before)
+    if uid != os.getuid():
+        assert procs.of_uid(uid) == []
+
+
+EXITS = """
+import os, sys
+
+def leave():
+    sys.exit(3)
+
+def vanish():
+    os._exit(5)
+
+def interrupt():
+    raise KeyboardInterrupt
+
+def fine():
+    return "still here"
+"""
+
+
+@pytest.mark.parametrize("level", ALL)
+@pytest.mark.parametrize("statement, loaded, fragment", [
+    ("import sys\nsys.exit(2)", True, "SystemExit"),
+    ("import os\nos._exit(0)", False, "exited with code 0"),
+    ("raise KeyboardInterrupt", True, "KeyboardInterrupt"),
+    ("exit()", True, "SystemExit"),
+])
+def test_exits_and_interrupts_at_import_are_reported(level, statement, loaded, fragment):
+    with session(statement + "\n", level) as s:
+        result = s.import_result
+    assert not result.ok and result.loaded is loaded and fragment in result.error
+
+
+@pytest.mark.parametrize("level", ALL)
+def test_exits_and_interrupts_in_calls_are_reported(level):
+    with session(EXITS, level) as s:
+        left = s.call("leave")
+        assert left.error.kind == "raised" and str(left.error) == "`leave` raised SystemExit: 3"
+        vanished = s.call("vanish")
+        assert vanished.error.kind == "crashed" and "exited with code 5" in str(vanished.error)
+        interrupted = s.call("interrupt")
+        assert interrupted.error.kind == "raised" and interrupted.error.type_name == "KeyboardInterrupt"
+        assert call_ok(s, "fine") == "still here"
+
+
+@pytest.mark.parametrize("level", ALL)
+def test_printing_200_mb_is_truncated_in_bounded_time_and_memory(level):
+    code = ("import os\n\ndef chatter():\n    for _ in range(100):\n        print('x' * 1_000_000)\n"
+            "    for _ in range(100):\n        os.write(1, b'y' * 1_000_000)\n    return 'done'\n")
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.monotonic()
+    with session(code, level, Limits(wall_seconds_per_call=10.0)) as s:
+        assert call_ok(s, "chatter") == "done"
+        output = s.stdout
+    assert time.monotonic() - started < 10
+    assert len(output) < FAST.stdout_bytes + 500 and "output truncated" in output
+    growth_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before
+    assert growth_kib < 64 * 1024

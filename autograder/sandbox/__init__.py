@@ -1,10 +1,26 @@
 """Run untrusted student code in an isolated worker process and call into it.
 
-Values cross between the grader and the worker only as plain data (see
-``channel.py``).
+The grader (trusted) holds the hidden tests and references; the student's
+code runs in a separate worker process, isolated as strongly as the machine
+allows (see ``isolation.py`` and ``docs/security-model.md``). Values cross
+between them only as plain data (see ``channel.py``).
+
+Example::
+
+    with SandboxSession(source) as session:
+        result = session.call("softmax", logits)
+        if result.ok:
+            probs = result.value          # a plain numpy.ndarray
+        else:
+            print(result.error)           # what went wrong, for the student
 """
 from autograder.sandbox.channel import ChannelError, Named
 from autograder.sandbox.errors import SandboxError, SandboxUnavailable
+from autograder.sandbox.isolation import Isolation, detect_isolation
 from autograder.sandbox.limits import Limits
+from autograder.sandbox.runner import CallError, CallResult, CellError, ImportResult, SandboxSession
 
-__all__ = ["ChannelError", "Limits", "Named", "SandboxError", "SandboxUnavailable"]
+__all__ = [
+    "CallError", "CallResult", "CellError", "ChannelError", "ImportResult", "Isolation", "Limits",
+    "Named", "SandboxError", "SandboxSession", "SandboxUnavailable", "detect_isolation",
+]

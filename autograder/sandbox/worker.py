@@ -1,0 +1,408 @@
+"""The program that runs inside the sandbox, next to the student's code.
+
+The runner does not import this module: it sends its source text, together
+with the channel's, to a fresh ``python -I -S`` in the sandbox, where the
+project's packages are not installed. So this file imports only the
+standard library (NumPy comes in through the channel module), and it keeps
+no secret: everything in this process is visible to the student's code,
+which can also rewrite it. The grader therefore treats every byte the worker
+sends as untrusted; the worker's job is only to make honest submissions
+easy to grade and to report their failures as data.
+
+Life of a worker: set up output capture and signals, import NumPy and common
+modules, drop root privileges where the runner asked for it, send ``ready``,
+then serve requests until the request pipe closes:
+
+* ``load`` runs the submission's cells in a fresh namespace named
+  ``__student__`` and reports each cell's exception (any ``BaseException``,
+  so ``sys.exit`` and ``KeyboardInterrupt`` too) as data;
+* ``call`` calls one function of that namespace on decoded arguments and
+  replies with its value, or with the exception it raised, plus the array
+  arguments it changed in place.
+
+The process always ends with ``os._exit``, so no cleanup handler of the
+student's can run after the grader has stopped listening.
+"""
+from __future__ import annotations
+
+import builtins
+import importlib
+import inspect
+import io
+import linecache
+import os
+import signal
+import sys
+import threading
+import traceback
+from types import ModuleType
+from typing import Any
+
+#: Modules imported before privileges are dropped. Where the worker switches
+#: to an unprivileged user without a private filesystem view, the Python
+#: installation may not be readable by that user (it can live in root's
+#: home), so what a submission is likely to import is loaded beforehand.
+PREIMPORTS = (
+    "numpy", "numpy.linalg", "numpy.random", "numpy.fft",
+    "math", "cmath", "random", "statistics", "fractions", "decimal", "itertools", "functools",
+    "collections", "collections.abc", "operator", "copy", "heapq", "bisect", "string", "re",
+    "typing", "dataclasses", "json", "time", "warnings", "textwrap", "enum", "numbers",
+)
+#: Frames of the worker itself, left out of tracebacks shown to students.
+OWN_FILES = frozenset({"<sandbox_worker>", "<sandbox_channel>", "<string>"})
+MESSAGE_CHARS = 2000
+TRACEBACK_CHARS = 4000
+MAX_FUNCTIONS = 500
+MAX_PARAMS = 32
+EXIT_SETUP_FAILED = 70
+PR_SET_PDEATHSIG = 1
+
+
+class OutputBudget:
+    """Bytes of output the worker may still forward, shared by stdout and stderr."""
+
+    def __init__(self, limit: int) -> None:
+        self.remaining = limit
+        self.dropped = 0
+        self._lock = threading.Lock()
+
+    def take(self, wanted: int, total: int) -> int:
+        """Reserve up to ``wanted`` bytes of a write of ``total``; count the rest as dropped."""
+        with self._lock:
+            granted = min(wanted, self.remaining)
+            self.remaining -= granted
+            self.dropped += max(total - granted, 0)
+            return granted
+
+
+class BoundedStream(io.TextIOBase):
+    """``sys.stdout``/``sys.stderr``: forwards text to a descriptor until the budget runs out.
+
+    Past the budget, writes cost only a length count, so printing 200 MB
+    neither fills memory nor floods the pipe to the grader.
+    """
+
+    def __init__(self, fd: int, budget: OutputBudget) -> None:
+        super().__init__()
+        self._fd = fd
+        self._budget = budget
+
+    @property
+    def encoding(self) -> str:
+        return "utf-8"
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        # Slice before encoding: a character is at least one byte, so this
+        # never encodes more than the budget, however long ``text`` is.
+        data = text[:max(self._budget.remaining, 0)].encode("utf-8", "replace")
+        granted = self._budget.take(len(data), len(text))
+        view = memoryview(data)[:granted]
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError:   # the grader closed the pipe: nothing to report to
+            pass
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def _safe_str(value: Any) -> str:
+    """``str(value)``, bounded, even when the student's ``__str__`` fails."""
+    try:
+        text = str(value)
+    except BaseException:   # the student's __str__ may raise anything
+        return "<the message could not be converted to text>"
+    return text if len(text) <= MESSAGE_CHARS else text[:MESSAGE_CHARS] + " ...[truncated]"
+
+
+def describe_exception(exc: BaseException) -> dict[str, str]:
+    """Type name, message and a traceback of the student's frames only."""
+    type_name = _safe_str(type(exc).__name__)
+    message = _safe_str(exc)
+    try:
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename not in OWN_FILES]
+        lines = traceback.format_list(frames) + traceback.format_exception_only(type(exc), exc)
+        text = "Traceback (most recent call last):\n" + "".join(lines) if frames else "".join(lines)
+    except BaseException:
+        text = f"{type_name}: {message}\n"
+    if len(text) > TRACEBACK_CHARS:   # the end of a traceback says the most
+        text = "...[earlier lines not shown]\n" + text[-TRACEBACK_CHARS:]
+    return {"type": type_name, "message": message, "traceback": text}
+
+
+def _parameters(fn: Any) -> list[str]:
+    try:
+        names = list(inspect.signature(fn).parameters)
+    except BaseException:
+        return []
+    return [str(name)[:100] for name in names[:MAX_PARAMS]]
+
+
+def _changed(before: Any, after: Any, np: ModuleType) -> bool:
+    """Whether an array argument differs from its copy taken before the call."""
+    if type(after) is not np.ndarray or after.shape != before.shape or after.dtype != before.dtype:
+        return True
+    return not np.array_equal(after, before, equal_nan=before.dtype.kind in "fc")
+
+
+def _resolve_named(value: Any, channel: ModuleType) -> Any:
+    """Replace ``Named`` markers (at any depth) by the functions they stand for."""
+    if isinstance(value, channel.Named):
+        return value.function()
+    if type(value) in (tuple, list):
+        return type(value)(_resolve_named(item, channel) for item in value)
+    if type(value) is dict:
+        return {key: _resolve_named(item, channel) for key, item in value.items()}
+    return value
+
+
+class Worker:
+    """Serves ``load`` and ``call`` requests on the two protocol pipes."""
+
+    def __init__(self, channel: ModuleType, config: dict[str, Any], budget: OutputBudget) -> None:
+        self.channel = channel
+        self.np = sys.modules["numpy"]
+        self.requests = config["requests"]
+        self.replies = config["replies"]
+        self.max_bytes = config["max_bytes"]
+        self.budget = budget
+        self.namespace: dict[str, Any] | None = None
+        self.seq: Any = None    # echoed in the reply, so the grader can match it to its request
+
+    def serve(self) -> None:
+        """Answer requests until the grader closes the request pipe."""
+        np = self.np
+        self.send({"op": "ready", "pid": os.getpid(), "uid": os.getuid(),
+                   "python": sys.version.split()[0], "numpy": np.__version__})
+        while True:
+            try:
+                body = self.channel.read_frame(self.requests, self.max_bytes)
+            except BaseException:   # an unreadable request: the grader will see the pipe close
+                os._exit(3)
+            if body is None:
+                os._exit(0)
+            try:
+                reply = self.handle(body)
+            except BaseException as exc:   # e.g. an interrupt delivered between student calls
+                reply = self.pack({"ok": False, "kind": "worker", **describe_exception(exc)})
+            try:
+                self.channel.write_all(self.replies, reply)
+            except BaseException:
+                os._exit(4)
+
+    def send(self, fields: dict[str, Any]) -> None:
+        self.channel.write_all(self.replies, self.pack(fields))
+
+    def pack(self, fields: dict[str, Any], values: dict[str, Any] | None = None) -> bytes:
+        fields = dict(fields, dropped=self.budget.dropped, seq=self.seq)
+        return self.channel.pack(fields, values, max_bytes=self.max_bytes)
+
+    def handle(self, body: bytes) -> bytes:
+        """Decode one request and run it."""
+        try:
+            fields, values = self.channel.unpack(body, allow_named=True)
+        except self.channel.ChannelError as exc:
+            return self.pack({"ok": False, "kind": "bad_request", "type": "ChannelError",
+                              "message": str(exc), "traceback": ""})
+        self.seq = fields.get("seq")
+        if fields.get("op") == "load":
+            return self.load(fields.get("cells"))
+        if fields.get("op") == "call":
+            return self.call(fields.get("function"), values.get("args"))
+        return self.pack({"ok": False, "kind": "bad_request", "type": "ValueError",
+                          "message": f"unknown request {fields.get('op')!r}", "traceback": ""})
+
+    def load(self, cells: Any) -> bytes:
+        """Run the submission's cells in order; a failing cell does not stop the next."""
+        if not isinstance(cells, list) or not all(isinstance(c, str) for c in cells):
+            return self.pack({"ok": False, "kind": "bad_request", "type": "ValueError",
+                              "message": "load needs a list of code cells", "traceback": ""})
+        self._keep_copy(cells)
+        namespace: dict[str, Any] = {"__name__": "__student__", "__builtins__": builtins}
+        self.namespace = namespace
+        errors = []
+        for index, source in enumerate(cells):
+            filename = "submission.py" if len(cells) == 1 else f"submission.py, cell {index + 1}"
+            linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+            try:
+                exec(compile(source, filename, "exec"), namespace)
+            except BaseException as exc:   # SystemExit and KeyboardInterrupt are failures too
+                errors.append({"cell": index, **describe_exception(exc)})
+        return self.pack({"ok": True, "errors": errors, "functions": self.functions()})
+
+    def _keep_copy(self, cells: list[str]) -> None:
+        # The submission's file in the work directory, for code that reads
+        # its own source; losing it (file-size limit) is not an error.
+        try:
+            with open("submission.py", "w", encoding="utf-8") as handle:
+                handle.write("\n\n".join(cells))
+        except OSError:
+            pass
+
+    def functions(self) -> dict[str, list[str]]:
+        """Callables the submission defined, with their parameter names."""
+        found: dict[str, list[str]] = {}
+        for name, value in list(self.namespace.items()):
+            if len(found) >= MAX_FUNCTIONS:
+                break
+            if isinstance(name, str) and not name.startswith("__") and callable(value) \
+                    and not isinstance(value, ModuleType):
+                found[name[:200]] = _parameters(value)
+        return found
+
+    def call(self, function: Any, args: Any) -> bytes:
+        """Call ``function`` from the submission's namespace with ``args``."""
+        if self.namespace is None:
+            return self.fail("not_loaded", "RuntimeError", "the submission's code was not loaded")
+        if not isinstance(function, str) or not isinstance(args, tuple):
+            return self.fail("bad_request", "ValueError", "call needs a function name and a tuple of arguments")
+        if function not in self.namespace:
+            return self.fail("missing", "NameError", f"`{function}` is not defined: run the cell that "
+                                                     "defines it, and keep its name.")
+        fn = self.namespace[function]
+        if not callable(fn):
+            return self.fail("not_callable", "TypeError", f"`{function}` should be a function but is a "
+                                                          f"{self.channel.type_name(fn)}.")
+        args = _resolve_named(args, self.channel)
+        np = self.np
+        before = {i: np.array(a, copy=True) for i, a in enumerate(args) if type(a) is np.ndarray}
+        try:
+            value = fn(*args)
+        except BaseException as exc:   # sys.exit, KeyboardInterrupt... all become a failed call
+            return self.pack({"ok": False, "kind": "raised", **describe_exception(exc)},
+                             {"args_after": self._mutated(args, before)})
+        mutated = self._mutated(args, before)
+        try:
+            return self.pack({"ok": True}, {"value": value, "args_after": mutated})
+        except BaseException as exc:   # ChannelError, or the student's own methods failing
+            reason = str(exc) if isinstance(exc, self.channel.ChannelError) else \
+                f"converting it raised {describe_exception(exc)['type']}"
+            return self.pack({"ok": False, "kind": "unencodable", "type": "ChannelError",
+                              "message": f"`{function}` returned a value that cannot be sent back for "
+                                         f"grading: {reason}", "traceback": ""},
+                             {"args_after": {}})
+
+    def _mutated(self, args: tuple, before: dict[int, Any]) -> dict[str, Any]:
+        try:
+            return {str(i): args[i] for i, copy in before.items() if _changed(copy, args[i], self.np)}
+        except BaseException:
+            return {}
+
+    def fail(self, kind: str, type_name: str, message: str) -> bytes:
+        return self.pack({"ok": False, "kind": kind, "type": type_name, "message": message,
+                          "traceback": ""})
+
+
+def _setup_output(config: dict[str, Any]) -> OutputBudget:
+    budget = OutputBudget(int(config["stdout_bytes"]))
+    sys.stdout = BoundedStream(1, budget)
+    sys.stderr = BoundedStream(2, budget)
+    return budget
+
+
+def _drop_privileges(uid: int, gid: int) -> None:
+    """Become ``uid``/``gid`` for good (real, effective and saved ids)."""
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid):
+        raise OSError(f"could not switch to uid {uid}")
+
+
+def _open_import_dirs() -> dict[str, int]:
+    """Descriptors of the import directories, opened while they are still readable."""
+    opened = {}
+    numpy_dir = os.path.dirname(os.path.realpath(sys.modules["numpy"].__file__))
+    for path in [*sys.path, numpy_dir]:
+        try:
+            opened[path] = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            pass
+    return opened
+
+
+def _reach_through_descriptors(opened: dict[str, int]) -> None:
+    """Import from ``/proc/self/fd/N`` wherever the new uid cannot walk the real path.
+
+    The installation may sit in a directory only root can enter (root's
+    home, a 0700 temporary directory). A descriptor opened before the switch
+    leads straight into the directory, skipping the locked parents, so the
+    standard library and NumPy's lazily imported submodules stay importable
+    without making anything else readable.
+    """
+    def reachable(path: str) -> str:
+        if path not in opened or os.access(path, os.R_OK | os.X_OK):
+            return path
+        return f"/proc/self/fd/{opened[path]}"
+
+    numpy = sys.modules["numpy"]
+    numpy_dir = os.path.dirname(os.path.realpath(numpy.__file__))
+    sys.path[:] = [reachable(path) for path in sys.path]
+    numpy.__path__[:] = [reachable(numpy_dir)]
+    used = set(sys.path) | set(numpy.__path__)
+    for fd in opened.values():
+        if f"/proc/self/fd/{fd}" not in used:
+            os.close(fd)
+    sys.path_importer_cache.clear()
+
+
+def _die_with_parent(parent: int) -> None:
+    """Get SIGKILL if the grader dies (set here: changing uid clears the setting)."""
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:     # the grader died before the setting took effect
+        os._exit(EXIT_SETUP_FAILED)
+
+
+def _add_site_builtins() -> None:
+    # ``-S`` skips ``site``, which is what defines exit() and quit(); a
+    # notebook may call them, and they should raise SystemExit as usual.
+    import _sitebuiltins
+    builtins.exit = _sitebuiltins.Quitter("exit", "Ctrl-D (i.e. EOF)")
+    builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")
+
+
+def main(channel: ModuleType, config: dict[str, Any]) -> None:
+    """Entry point inside the sandbox; never returns."""
+    try:
+        for fd in (config["requests"], config["replies"]):
+            os.set_inheritable(fd, False)    # programs the student starts do not get them
+        budget = _setup_output(config)
+        # Past RLIMIT_FSIZE a write should fail with an error, not kill the worker.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        for name in PREIMPORTS:
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                pass
+        if config.get("drop"):
+            opened = _open_import_dirs()
+            _drop_privileges(*config["drop"])
+            _reach_through_descriptors(opened)
+        if config.get("die_with_parent"):
+            _die_with_parent(config["parent"])
+        _add_site_builtins()
+        sys.argv = ["submission.py"]
+        worker = Worker(channel, config, budget)
+    except BaseException:
+        try:
+            os.write(2, ("sandbox worker setup failed:\n" + traceback.format_exc()).encode())
+        finally:
+            os._exit(EXIT_SETUP_FAILED)
+    try:
+        worker.serve()
+    finally:
+        os._exit(0)
