@@ -179,6 +179,11 @@ def _parents(path: str) -> list[str]:
     return ["/" + "/".join(parts[:i + 1]) for i in range(len(parts))]
 
 
+#: Files of /etc the dynamic loader may need: its cache, and the alternatives
+#: links through which Debian's NumPy finds its BLAS. Nothing else of /etc.
+LOADER_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives")
+
+
 def _system_dirs() -> list[str]:
     """Bind or link /bin, /lib... as they are on the host (often links into /usr)."""
     args: list[str] = []
@@ -187,6 +192,8 @@ def _system_dirs() -> list[str]:
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
+    for path in LOADER_FILES:
+        args += ["--ro-bind-try", path, path]
     return args
 
 
