@@ -113,9 +113,10 @@ def _real(path: str) -> str:
 def runtime_view() -> RuntimeView:
     """Work out which directories the sandbox must see, and which it must not."""
     executable = _real(getattr(sys, "_base_executable", None) or sys.executable)
-    paths = sysconfig.get_paths()
-    needed = {_real(paths["stdlib"]), _real(paths["platstdlib"]), os.path.dirname(executable)}
-    needed |= {_real(p) for p in _bare_sys_path(executable) if os.path.exists(p)}
+    # The interpreter's own path, not sysconfig's: inside a virtualenv,
+    # sysconfig names the venv's lib directory, which holds only packages.
+    needed = {_real(p) for p in _bare_sys_path(executable) if os.path.exists(p)}
+    needed.add(os.path.dirname(executable))
     libdir = sysconfig.get_config_var("LIBDIR")
     if libdir and os.path.isdir(libdir):
         needed.add(_real(libdir))
