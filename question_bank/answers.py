@@ -1,0 +1,303 @@
+"""Reading typed answers and judging them against a variant's answer key.
+
+People type numbers, shapes and choices in many forms (``1.2e-3``,
+``0.0012``, ``1.2 x 10^-3``; ``(4, 8, 24)``, ``4x8x24``; ``B``; ``yes``).
+:func:`parse_response` reads them for one answer kind and raises
+:class:`ResponseError`, whose message says what was expected, when it cannot.
+:func:`judge` compares a parsed response with an answer key made by
+:func:`answer_key` and names the misconception a wrong answer matches.
+
+This module uses the standard library only, on purpose: the practice
+notebook embeds its source so that it runs without the grader installed,
+and the self-check page's script implements the same rules (the tests hold
+both to the same table of inputs). The acceptance rule is the one of
+:func:`question_bank.variant.answer_matches`; a test keeps them in step.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+NUMERIC_KINDS = ("float", "integer", "shape")
+
+
+class ResponseError(ValueError):
+    """A typed answer that cannot be read; the message tells how to type it."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of judging one response.
+
+    Attributes:
+        correct: whether the response is accepted.
+        feedback: Markdown to show: the correct choice's note, the matched
+            misconception's feedback, or a generic hint.
+        misconception: name of the misconception the response matches, if any.
+    """
+
+    correct: bool
+    feedback: str
+    misconception: str | None = None
+
+
+# --- parsing ---------------------------------------------------------------------
+
+_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_PLAIN_NUMBER = re.compile(rf"^{_NUMBER}$")
+# 1.2 x 10^-3, 1.2×10^{-3}, 1.2*10**-3, 1.2 \times 10^{-3}; the sign is required so
+# that "110^3" is not read as 1 x 10^3.
+_POWER = r"10\s*(?:\^|\*\*)\s*\{?\s*([+-]?\d+)\s*\}?"
+_TIMES_TEN = re.compile(rf"^({_NUMBER})\s*(?:[x×*·]|\\times)\s*{_POWER}$")
+_TEN_TO = re.compile(rf"^{_POWER}$")
+_GROUPED = re.compile(r"^[+-]?\d{1,3}(?:([, _])\d{3})(?:\1\d{3})*(?:\.\d+)?$")
+_FRACTION = re.compile(rf"^({_NUMBER})\s*/\s*({_NUMBER})$")
+_DASHES = {"\u2212": "-", "\u2013": "-", "\u2012": "-", "\u00a0": " ", "\u202f": " ", "\u2009": " "}
+
+NUMBER_HINT = "Type a number like 0.0012, 1.2e-3 or 1.2 x 10^-3."
+INTEGER_HINT = "Type a whole number like 116534784 or 116,534,784."
+SHAPE_HINT = "Type a shape like (4, 8, 24), [4, 8, 24] or 4x8x24."
+TRUE_FALSE_HINT = "Answer true or false (t/f, yes/no)."
+
+
+def _normalise(text: str) -> str:
+    """Trim and replace typographic minus signs and spaces by ASCII ones."""
+    for old, new in _DASHES.items():
+        text = text.replace(old, new)
+    return text.strip()
+
+
+def _strip_unit(text: str, unit: str) -> str:
+    """``text`` without a trailing unit that matches ``unit`` ("2.78 nats", "2.78 nat")."""
+    if not unit:
+        return text
+    singular = unit[:-1] if unit.endswith("s") else unit
+    for word in (unit, singular):
+        if text.lower().endswith(word.lower()) and len(text) > len(word):
+            return text[: -len(word)].strip()
+    return text
+
+
+def parse_number(text: str, unit: str = "") -> float:
+    """A real number typed as ``1.2e-3``, ``0.0012``, ``1.2 x 10^-3``, ``-3/4`` or ``1,234.5``.
+
+    A trailing unit equal to ``unit`` is ignored. Raises :class:`ResponseError`.
+    """
+    raw = text
+    text = _strip_unit(_normalise(text), unit)
+    if not text:
+        raise ResponseError("Type an answer first. " + NUMBER_HINT)
+    value = _number_or_none(text)
+    if value is None or not math.isfinite(value):
+        where = f" (in {unit})" if unit else ""
+        raise ResponseError(f"Could not read {raw.strip()!r} as a number{where}. {NUMBER_HINT}")
+    return value
+
+
+def _number_or_none(text: str) -> float | None:
+    if _PLAIN_NUMBER.match(text):
+        return float(text)
+    if _GROUPED.match(text):
+        return float(re.sub(r"[, _]", "", text))
+    match = _TIMES_TEN.match(text)
+    if match:
+        return float(match.group(1)) * 10.0 ** int(match.group(2))
+    match = _TEN_TO.match(text)
+    if match:
+        return 10.0 ** int(match.group(1))
+    match = _FRACTION.match(text)
+    if match and float(match.group(2)) != 0:
+        return float(match.group(1)) / float(match.group(2))
+    return None
+
+
+def parse_integer(text: str, unit: str = "") -> int:
+    """A whole number typed as ``116534784``, ``116,534,784``, ``116 534 784`` or ``1.2e3``."""
+    raw = text
+    text = _strip_unit(_normalise(text), unit)
+    if not text:
+        raise ResponseError("Type an answer first. " + INTEGER_HINT)
+    digits = re.sub(r"[, _]", "", text) if _GROUPED.match(text) else text
+    if re.match(r"^[+-]?\d+$", digits):
+        return int(digits)  # exact, even beyond the 2**53 a float holds
+    value = _number_or_none(text)
+    if value is None or not math.isfinite(value):
+        raise ResponseError(f"Could not read {raw.strip()!r} as a whole number. {INTEGER_HINT}")
+    if not value.is_integer():
+        raise ResponseError(f"{raw.strip()!r} is not a whole number; this answer is a count. {INTEGER_HINT}")
+    return int(value)
+
+
+def parse_shape(text: str) -> list[int]:
+    """A shape typed as ``(4, 8, 24)``, ``[4,8,24]``, ``4x8x24``, ``4 × 8 × 24`` or ``(24,)``."""
+    raw = text
+    text = _normalise(text)
+    inner = re.sub(r"^[(\[{]\s*|\s*[)\]}]$", "", text)
+    parts = [p for p in re.split(r"\s*(?:,|[x×X*]|\s)\s*", inner) if p]
+    if not text or not parts or not all(re.match(r"^\d+$", p) for p in parts):
+        raise ResponseError(f"Could not read {raw.strip()!r} as a shape. {SHAPE_HINT}")
+    return [int(p) for p in parts]
+
+
+def parse_choice(text: str, ids: Sequence[str]) -> str:
+    """One choice letter typed as ``b``, ``B``, ``(b)``, ``b)`` or ``b.``."""
+    letter = re.sub(r"^[(\[]\s*|\s*[)\].]$", "", _normalise(text)).lower()
+    if letter not in ids:
+        raise ResponseError(f"Could not read {text.strip()!r} as a choice. Pick one of {', '.join(ids)}.")
+    return letter
+
+
+def parse_choice_set(text: str, ids: Sequence[str]) -> list[str]:
+    """Several choice letters typed as ``a, c``, ``a c``, ``(a)(c)``, ``a and c`` or ``AC``; sorted."""
+    cleaned = re.sub(r"[()\[\].]", " ", _normalise(text).lower())
+    tokens = [t for t in re.split(r"[\s,;&+/]+|\band\b", cleaned) if t]
+    if len(tokens) == 1 and len(tokens[0]) > 1:
+        tokens = list(tokens[0])  # "ac"
+    if not tokens or not all(t in ids for t in tokens):
+        raise ResponseError(f"Could not read {text.strip()!r} as choices. Type every letter that "
+                            f"applies, like {ids[0]}, {ids[-1]} (from {', '.join(ids)}).")
+    return sorted(set(tokens))
+
+
+_TRUE = ("t", "true", "yes", "y", "1")
+_FALSE = ("f", "false", "no", "n", "0")
+
+
+def parse_true_false(text: str, choices: dict[str, bool] | None = None) -> bool:
+    """``t``/``true``/``yes``/``y``/``1`` or ``f``/``false``/``no``/``n``/``0``, or a choice letter."""
+    word = re.sub(r"[.!]$", "", _normalise(text).lower())
+    if word in _TRUE:
+        return True
+    if word in _FALSE:
+        return False
+    if choices:
+        letter = re.sub(r"^[(\[]\s*|\s*[)\]]$", "", word)
+        if letter in choices:
+            return choices[letter]
+    raise ResponseError(f"Could not read {text.strip()!r} as true or false. {TRUE_FALSE_HINT}")
+
+
+def parse_response(text: str, key: dict[str, Any]) -> Any:
+    """Read ``text`` as an answer of the kind ``key`` (see :func:`answer_key`) expects.
+
+    Returns a float, int, list of ints, choice id, sorted list of ids or bool.
+    Raises :class:`ResponseError` with a message saying how to type it.
+    """
+    kind = key["kind"]
+    ids = [c["id"] for c in key["choices"]]
+    if kind == "float":
+        return parse_number(text, key.get("unit", ""))
+    if kind == "integer":
+        return parse_integer(text, key.get("unit", ""))
+    if kind == "shape":
+        return parse_shape(text)
+    if kind == "single_choice":
+        return parse_choice(text, ids)
+    if kind == "multiple_choice":
+        return parse_choice_set(text, ids)
+    if kind == "true_false":
+        return parse_true_false(text, {c["id"]: c["value"] for c in key["choices"]})
+    raise ValueError(f"unknown answer kind {kind!r}")
+
+
+# --- the answer key and judging ----------------------------------------------------
+
+def answer_key(variant: dict[str, Any], inline: Callable[[str], str] = str,
+               block: Callable[[str], str] = str) -> dict[str, Any]:
+    """What judging needs from a variant, with its texts rendered for the consumer.
+
+    ``inline`` renders one-paragraph feedback and ``block`` the worked
+    solution (HTML for the self-check page; unchanged Markdown for the
+    terminal and notebooks). The key holds the answer, tolerances, every
+    choice with its value, correctness, misconception name and feedback, and
+    the worked solution.
+    """
+    answer = variant["answer"]
+    return {
+        "kind": answer["kind"],
+        "value": answer["value"],
+        "display": answer["display"],
+        "rtol": answer["rtol"],
+        "atol": answer["atol"],
+        "unit": answer["unit"],
+        "choices": [{
+            "id": c["id"],
+            "value": c["value"],
+            "correct": c["correct"],
+            "misconception": None if c["misconception"] is None else c["misconception"]["name"],
+            "feedback": inline(c["feedback"]),
+        } for c in variant["choices"]],
+        "solution": block(variant["solution"]),
+    }
+
+
+def matches(kind: str, reference: Any, response: Any, rtol: float | None, atol: float | None) -> bool:
+    """Whether ``response`` equals ``reference`` under the rule for ``kind``.
+
+    Floats agree within ``atol + rtol * |reference|``; integers, shapes,
+    choice ids and booleans must be equal; choice sets are compared as sets.
+    """
+    if kind == "float":
+        return _is_number(response) and abs(response - reference) <= atol + rtol * abs(reference)
+    if kind == "integer":
+        return _is_number(response) and response == reference
+    if kind == "shape":
+        return isinstance(response, (list, tuple)) and list(response) == list(reference)
+    if kind == "multiple_choice":
+        return isinstance(response, (list, tuple)) and sorted(response) == sorted(reference)
+    return response == reference
+
+
+def judge(key: dict[str, Any], response: Any) -> Verdict:
+    """Judge a parsed ``response`` against ``key`` and explain the outcome.
+
+    A numeric response that equals a distractor's value (under the answer's
+    tolerance) gets that misconception's feedback; a picked choice gets its
+    own feedback; anything else gets a pointer to the worked solution.
+    """
+    kind = key["kind"]
+    if kind == "multiple_choice":
+        return _judge_choice_set(key, response)
+    if kind in NUMERIC_KINDS:
+        for choice in key["choices"]:
+            if matches(kind, choice["value"], response, key["rtol"], key["atol"]):
+                return _verdict_for(choice)
+        if matches(kind, key["value"], response, key["rtol"], key["atol"]):
+            return Verdict(True, "Correct.")
+        return Verdict(False, _unknown_mistake(key))
+    field = "id" if kind == "single_choice" else "value"
+    for choice in key["choices"]:
+        if choice[field] == response:
+            return _verdict_for(choice)
+    return Verdict(False, _unknown_mistake(key))
+
+
+def _verdict_for(choice: dict[str, Any]) -> Verdict:
+    return Verdict(bool(choice["correct"]), choice["feedback"] or ("Correct." if choice["correct"] else ""),
+                   choice["misconception"])
+
+
+def _judge_choice_set(key: dict[str, Any], response: list[str]) -> Verdict:
+    picked = set(response)
+    correct = {c["id"] for c in key["choices"] if c["correct"]}
+    if picked == correct:
+        return Verdict(True, "Correct: you picked exactly the right choices.")
+    wrong = [c for c in key["choices"] if c["id"] in picked and not c["correct"]]
+    notes = [f"({c['id']}) {c['feedback']}" for c in wrong]
+    missed = len(correct - picked)
+    if missed:
+        notes.append(f"You left out {missed} correct choice{'s' if missed > 1 else ''}.")
+    return Verdict(False, " ".join(notes), wrong[0]["misconception"] if wrong else None)
+
+
+def _unknown_mistake(key: dict[str, Any]) -> str:
+    if key["kind"] == "float":
+        return (f"That is not the answer (accepted within {key['rtol']:.1%}). "
+                "Compare your steps with the worked solution.")
+    return "That is not the answer. Compare your steps with the worked solution."
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
