@@ -23,6 +23,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 from statistics import mean, median
 
 import jinja2
@@ -171,14 +172,8 @@ def _parse_row(record: dict[str, str], questions: tuple[str, ...], line: int, pa
     )
 
 
-def read_gradebook(path: Path) -> Gradebook:
-    """Read and check ``gradebook.csv``.
-
-    Raises:
-        ReportError: the file is missing, empty, not UTF-8, has a different
-            header, a row of the wrong length, a bad number or status, no
-            students, or the same student twice.
-    """
+def _gradebook_text(path: Path) -> str:
+    """The gradebook's text; raises ``ReportError`` if it is missing, unreadable or blank."""
     if not path.is_file():
         raise ReportError(f"no gradebook at {path}: pass the folder that `grader grade` wrote "
                           f"(it holds {GRADEBOOK_NAME} and one folder per student), "
@@ -188,18 +183,39 @@ def read_gradebook(path: Path) -> Gradebook:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ReportError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}); {_REGRADE_HINT}") from exc
+    except OSError as exc:
+        raise ReportError(f"cannot read {path}: {exc.strerror or exc}; check that it is readable") from exc
     if not text.strip():
         raise ReportError(f"{path} is empty; {_REGRADE_HINT}")
+    return text
 
+
+def _records(text: str, path: Path) -> Iterator[tuple[int, list[str]]]:
+    """The non-blank CSV records of ``text`` with their line numbers; a CSV error names its line."""
     rows = csv.reader(io.StringIO(text, newline=""))
-    header = [column.strip() for column in next(rows)]
+    try:
+        for cells in rows:
+            if any(cell.strip() for cell in cells):
+                yield rows.line_num, cells
+    except csv.Error as exc:
+        raise ReportError(f"{path}, line {rows.line_num}: not valid CSV ({exc}); {_REGRADE_HINT}") from exc
+
+
+def read_gradebook(path: Path) -> Gradebook:
+    """Read and check ``gradebook.csv``.
+
+    Raises:
+        ReportError: the file is missing, unreadable, empty, not UTF-8 or not
+            CSV, has a different header, a row of the wrong length, a bad
+            number or status, no students, or the same student twice.
+    """
+    records = _records(_gradebook_text(path), path)
+    _, header = next(records)  # the text is not blank, so there is a first record
+    header = [column.strip() for column in header]
     questions = _question_columns(header, path)
     submissions: list[Submission] = []
     seen: set[str] = set()
-    for cells in rows:
-        line = rows.line_num
-        if not any(cell.strip() for cell in cells):
-            continue  # a trailing blank line is harmless
+    for line, cells in records:
         if len(cells) != len(header):
             raise ReportError(f"{path}, line {line}: expected {len(header)} cells like the header, "
                               f"found {len(cells)}; {_REGRADE_HINT}")

@@ -291,6 +291,8 @@ BROKEN_GRADEBOOKS = {
     "unknown status": (HEADER + "s1,A,a@x,1,2,1,finished,,,\n", "status 'finished' is not one of"),
     "twice": (HEADER + "s1,A,a@x,1,2,1,graded,,,\ns1,A,a@x,1,2,1,graded,,,\n", "'s1' appears twice"),
     "no student id": (HEADER + ",A,a@x,1,2,1,graded,,,\n", "the student column is empty"),
+    "field too long": (HEADER + "s1,A,a@x,1,2,1,graded,," + "x" * 200_000 + ",\n", "line 2: not valid CSV"),
+    "blank line before a bad header": ("\nid,score\n", "does not look like a gradebook"),
     "not utf-8": (HEADER.encode() + b"s1,\xff\xfe,a@x,1,2,1,graded,,,\n", "is not UTF-8"),
 }
 
