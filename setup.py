@@ -34,9 +34,10 @@ setup(
         "click>=8.1,<9",
         "PyYAML>=6.0,<7",
         "nbformat>=5.9,<6",
+        "matplotlib>=3.7,<4",
     ],
     extras_require={
-        "test": ["pytest-timeout>=2.2,<3"],
+        "test": ["pytest-timeout>=2.2,<3", "playwright>=1.40,<2"],
     },
     entry_points={"console_scripts": ["grader=autograder.cli:main"]},
 )

@@ -6,6 +6,7 @@ import click
 
 from autograder import __version__
 from autograder.cli_questions import questions
+from autograder.cli_report import report
 from autograder.cli_support import reports_errors
 
 
@@ -50,7 +51,60 @@ def build(assignments: tuple[str, ...], output_dir: str, config_path: str | None
         click.echo(f"  autograder zip    {r.autograder_zip}")
 
 
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("-a", "--autograder", "autograder_zip", required=True, type=click.Path(exists=True, dir_okay=False),
+              help="The autograder.zip written by `grader build`.")
+@click.option("-o", "--output", "out", required=True, type=click.Path(file_okay=False),
+              help="Folder for gradebook.csv and one folder of results per student.")
+@click.option("--workers", type=click.IntRange(1, 64), default=None,
+              help="Submissions graded at once [default: the number of CPUs].")
+@click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
+              help="Wall-clock seconds allowed for one submission.")
+@click.option("--force", is_flag=True, help="Regrade submissions that were already graded.")
+@click.option("--canvas-csv", is_flag=True, help="Also write gradebook_canvas.csv for Canvas's gradebook import.")
+@click.option("--isolation", type=click.Choice(["auto", "bwrap", "user", "rlimits"]), default="auto",
+              show_default=True, help="Sandbox to use; auto picks the strongest that works here.")
+@reports_errors
+def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, isolation) -> None:
+    """Grade submissions in bulk: a gradebook, results.json and feedback per student.
+
+    PATHS are submission files (.ipynb, .py or the export .zip), folders of
+    them, or a Gradescope "export submissions" folder. Each submission runs
+    in its own sandbox and is judged from outside it. A rerun skips what was
+    already graded with the same autograder unless --force.
+
+    \b
+    Examples:
+      grader grade submissions/ -a dist/lm-head/autograder/autograder.zip -o graded
+      grader grade export/ -a autograder.zip -o graded --canvas-csv
+    """
+    from autograder.grading.bulk import discover, grade_batch
+
+    total = len(discover(paths))
+    with click.progressbar(length=total, label="grading", file=click.get_text_stream("stderr")) as bar:
+        result = grade_batch(paths, autograder_zip, out, workers=workers, timeout=timeout, force=force,
+                             isolation=isolation, canvas_csv=canvas_csv,
+                             on_done=lambda entry, outcome, skipped: bar.update(1))
+    _print_summary(result)
+    if result.interrupted:
+        raise click.ClickException(f"interrupted: {result.graded} graded this run; rerun the same "
+                                   "command to grade the rest.")
+
+
+def _print_summary(result) -> None:
+    rows = result.rows
+    click.echo(f"{'student':<24}{'total':>8}{'possible':>10}  {'status':<9} mistakes")
+    for r in rows:
+        click.echo(f"{r['student'][:23]:<24}{r['total']:>8}{r['possible']:>10}  {r['status']:<9} "
+                   f"{r['mistakes'][:60]}")
+    statuses = {s: sum(r["status"] == s for r in rows) for s in ("graded", "rejected", "timeout", "error")}
+    click.echo(f"{len(rows)} students: " + ", ".join(f"{n} {s}" for s, n in statuses.items() if n)
+               + f"; {result.graded} graded now, {result.skipped} already graded; sandbox: {result.isolation}")
+
+
 main.add_command(questions)
+main.add_command(report)
 
 
 if __name__ == "__main__":
