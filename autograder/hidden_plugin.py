@@ -120,3 +120,85 @@ def forget_modules_under(folder: Path) -> None:
         file = getattr(module, "__file__", None)
         if file and file.startswith(prefix) and os.sep not in file[len(prefix):]:
             del sys.modules[name]
+
+
+class _ItemCollector:
+    """Keeps the collected test functions and their parameters."""
+
+    def __init__(self):
+        self.items: list = []
+        self.errors: list[str] = []
+
+    def pytest_configure(self, config):
+        config.addinivalue_line("markers", "points(n): the test's weight within its question")
+
+    def pytest_collection_modifyitems(self, items):
+        self.items.extend(items)
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.errors.append(str(report.longrepr))
+
+
+@dataclass(frozen=True)
+class _Case:
+    question: str
+    name: str
+    function: Any
+    params: dict
+    fixtures: tuple[str, ...]
+
+
+class CollectedSuite:
+    """Hidden modules collected once, then run directly for many students.
+
+    Bulk grading runs the same suite hundreds of times; pytest's session
+    start-up and collection would cost more than the tests. This collects
+    with pytest once (so test names and parameters are exactly pytest's)
+    and afterwards calls each test function with its parameters and the
+    same fixtures ``HiddenSuitePlugin`` provides. Only the fixtures
+    ``student``, ``rng``, ``sizes`` and ``hidden_seed`` are supported.
+    """
+
+    FIXTURES = ("student", "rng", "sizes", "hidden_seed")
+
+    def __init__(self, paths: list[str | Path]):
+        paths = [Path(p).resolve() for p in paths]
+        folders = sorted({p.parent for p in paths})
+        collector = _ItemCollector()
+        for folder in folders:
+            forget_modules_under(folder)
+        args = [*map(str, paths), "--collect-only", "-q", "--noconftest", "--import-mode=importlib",
+                "-p", "no:cacheprovider", "--rootdir", str(folders[0]), "-c", os.devnull, "-W", "ignore"]
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            pytest.main(args, plugins=[collector])
+        if collector.errors:
+            raise RuntimeError("could not collect the hidden tests:\n" + "\n".join(collector.errors))
+        self.cases: list[_Case] = []
+        for item in collector.items:
+            fixtures = tuple(f for f in item.fixturenames
+                             if f not in getattr(getattr(item, "callspec", None), "params", {}))
+            unknown = [f for f in fixtures if f not in self.FIXTURES and f != "request"]
+            if unknown:
+                raise RuntimeError(f"{item.nodeid} uses fixtures the suite cannot provide: {unknown}")
+            params = dict(item.callspec.params) if hasattr(item, "callspec") else {}
+            module = Path(str(item.path)).stem.removeprefix("test_")
+            self.cases.append(_Case(module, item.name, item.obj, params, fixtures))
+
+    def run(self, student: Any, hidden_seed: int, sizes: dict) -> dict[str, dict[str, ItemResult]]:
+        """Run every case against ``student``: ``{question: {test name: result}}``."""
+        results: dict[str, dict[str, ItemResult]] = {}
+        for case in self.cases:
+            values = {"student": student, "sizes": dict(sizes), "hidden_seed": hidden_seed,
+                      "rng": np.random.default_rng([hidden_seed, zlib.crc32(case.name.encode())])}
+            kwargs = {**{f: values[f] for f in case.fixtures if f in values}, **case.params}
+            try:
+                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                    case.function(**kwargs)
+                result = ItemResult(case.name, True)
+            except Feedback as exc:
+                result = ItemResult(case.name, False, str(exc), exc.mistakes)
+            except Exception as exc:   # a student error the test did not turn into feedback
+                result = ItemResult(case.name, False, f"the test stopped with {type(exc).__name__}: {exc}")
+            results.setdefault(case.question, {})[case.name] = result
+        return results

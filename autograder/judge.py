@@ -28,6 +28,14 @@ class Feedback(AssertionError):
         self.mistakes = tuple(mistakes)
 
 
+class StudentCallFailed(Exception):
+    """Raised by a sandboxed student function that did not return a value.
+
+    Its message is complete feedback (the student's exception, a timeout, a
+    return value that cannot be sent back), so ``call`` reports it as is.
+    """
+
+
 def _function(student: Any, name: str) -> Callable:
     fn = getattr(student, name, None)
     if fn is None:
@@ -55,6 +63,8 @@ def call(student: Any, name: str, *args: Any) -> Any:
     given = copy.deepcopy(args)
     try:
         output = fn(*given)
+    except StudentCallFailed as exc:
+        raise Feedback(str(exc)) from None
     except Exception as exc:  # the student's error, reported as feedback
         raise Feedback(f"`{name}` raised {type(exc).__name__}: {exc}") from None
     for param, before, after in zip(_param_names(fn, len(args)), args, given):

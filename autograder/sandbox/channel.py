@@ -124,6 +124,11 @@ class Named:
         fn = NAMED_FUNCTIONS[self.name][0]
         return functools.partial(fn, **self.params) if self.params else fn
 
+    def __call__(self, x: np.ndarray) -> float:
+        # Callable outside the sandbox too, so hidden tests that pass a Named
+        # run unchanged in a notebook kernel and against the references.
+        return self.function()(x)
+
     def __repr__(self) -> str:
         params = "".join(f", {k}=..." for k in self.params)
         return f"Named({self.name!r}{params})"
