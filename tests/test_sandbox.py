@@ -16,6 +16,7 @@ import struct
 import tempfile
 import textwrap
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -324,6 +325,14 @@ def test_missing_names_unsendable_args_and_cell_errors():
         assert s.call("not_a_function").error.kind == "not_callable"
     with pytest.raises(SandboxError, match="closed"):
         s.call("f", 1)
+
+
+def test_sessions_in_parallel_threads_stay_apart():
+    def grade(n: int) -> int:
+        with SandboxSession(f"import time\n\ndef f():\n    time.sleep(0.05)\n    return {n}\n", FAST) as s:
+            return call_ok(s, "f")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert list(pool.map(grade, range(8))) == list(range(8))
 
 
 LIARS = """

@@ -25,6 +25,7 @@ import ctypes
 import functools
 import importlib.util
 import json
+import logging
 import os
 import pwd
 import resource
@@ -41,6 +42,8 @@ from typing import Callable
 from autograder.sandbox import procs
 from autograder.sandbox.errors import SandboxUnavailable
 from autograder.sandbox.limits import Limits
+
+logger = logging.getLogger(__name__)
 
 LEVELS = ("bwrap", "user", "rlimits")
 #: Where things appear inside the bubblewrap sandbox.
@@ -333,6 +336,8 @@ def detect_isolation() -> Isolation:
             else:
                 fallback = "user" if running_as_root() else "rlimits"
                 _detected = Isolation(fallback, f"{describe(fallback)} (bubblewrap unavailable: {reason})")
+                logger.warning("sandbox: bubblewrap unavailable (%s); student code runs with the weaker "
+                               "'%s' isolation", reason, fallback)
         return _detected
 
 
