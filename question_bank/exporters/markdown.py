@@ -1,4 +1,4 @@
-"""Markdown export: a printable worksheet and its answer key (LaTeX in ``$...$``)."""
+"""Markdown export: a printable worksheet and a separate answer key (LaTeX in ``$...$``)."""
 from __future__ import annotations
 
 from typing import Any
@@ -15,17 +15,18 @@ _HOW_TO_ANSWER = {
 }
 
 
-@register_exporter("md", ".md", "Printable Markdown worksheet with answer key")
+@register_exporter("md", ".md", "Printable Markdown worksheet and a separate answer key", joinable=True)
 def transform(bundle: dict[str, Any]) -> Files:
     """Bundle -> Markdown files.
 
-    One anonymous sheet gives one file: the questions, then the key. A
-    roster gives each student a worksheet and one combined answer key.
+    One anonymous sheet gives the worksheet and its answer key as two files
+    (printed one after the other on standard output). A roster gives each
+    student a worksheet and one combined answer key.
     """
     names = sheet_file_names(bundle, ".md")
     if not bundle["personalised"]:
         sheet = bundle["sheets"][0]
-        return {names[0]: render_sheet(sheet) + "\n" + render_key(sheet, heading_level=1)}
+        return {names[0]: render_sheet(sheet), ANSWER_KEY_STEM + ".md": render_key(sheet, heading_level=1)}
     files: Files = {name: render_sheet(sheet) for name, sheet in zip(names, bundle["sheets"])}
     key = ["# Answer key", ""]
     for sheet in bundle["sheets"]:
@@ -42,7 +43,7 @@ def render_sheet(sheet: dict[str, Any]) -> str:
     for number, variant in enumerate(sheet["variants"], start=1):
         lines += [f"## {number}. {variant['title']}", "", variant["stem"].strip(), ""]
         lines += [f"- **({c['id']})** {c['text']}" for c in variant["choices"]]
-        lines += ["", f"*{_how_to_answer(variant['answer'])}*", ""]
+        lines += ["", f"*{how_to_answer(variant['answer'])}*", ""]
     return "\n".join(lines)
 
 
@@ -54,7 +55,7 @@ def render_key(sheet: dict[str, Any], heading_level: int = 1, title: bool = True
     for number, variant in enumerate(sheet["variants"], start=1):
         correct = ", ".join(f"({c['id']})" for c in variant["choices"] if c["correct"])
         lines += [f"{sub} {number}. {variant['title']} (`{variant['id']}`)", "",
-                  f"**Answer:** {correct} {_answer_text(variant['answer'])}", "",
+                  f"**Answer:** {correct} {answer_text(variant['answer'])}", "",
                   f"**Worked solution.** {variant['solution'].strip()}", "",
                   "**Why the other choices are wrong:**", ""]
         for choice in variant["choices"]:
@@ -65,7 +66,8 @@ def render_key(sheet: dict[str, Any], heading_level: int = 1, title: bool = True
     return "\n".join(lines)
 
 
-def _how_to_answer(answer: dict[str, Any]) -> str:
+def how_to_answer(answer: dict[str, Any]) -> str:
+    """One line telling a worksheet reader how to answer (Markdown)."""
     text = _HOW_TO_ANSWER[answer["kind"]]
     if answer["log_space"]:
         text += " The answer is a natural logarithm."
@@ -74,7 +76,8 @@ def _how_to_answer(answer: dict[str, Any]) -> str:
     return text
 
 
-def _answer_text(answer: dict[str, Any]) -> str:
+def answer_text(answer: dict[str, Any]) -> str:
+    """The answer as the key prints it: display, unit and the accepted tolerance."""
     text = answer["display"]
     if answer["unit"]:
         text += f" {answer['unit']}"
