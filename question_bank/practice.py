@@ -80,7 +80,8 @@ def draw_quiz(families: tuple[str, ...] | list[str], n: int, seed: int) -> list[
     return [generate_variant(name, variant_seed(seed, name, index)) for name, index in picks]
 
 
-def run_quiz(variants: list[dict[str, Any]], stdin: TextIO, stdout: TextIO, seed: int | None = None) -> QuizResult:
+def run_quiz(variants: list[dict[str, Any]], stdin: TextIO, stdout: TextIO,
+             seed: int | None = None) -> QuizResult:
     """Ask each variant on ``stdout``, read answers from ``stdin``, and print the score.
 
     A malformed answer is explained and asked again. End of input, a quit

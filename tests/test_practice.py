@@ -176,7 +176,8 @@ def test_every_distractor_is_wrong_and_names_its_misconception(bank):
         for choice in variant["choices"]:
             if choice["correct"]:
                 continue
-            response = choice["id"] if key["kind"] in ("single_choice", "multiple_choice") else choice["value"]
+            by_id = key["kind"] in ("single_choice", "multiple_choice")
+            response = choice["id"] if by_id else choice["value"]
             if key["kind"] == "multiple_choice":
                 response = [response]
             verdict = judge(key, parse_response(typed(response), key))

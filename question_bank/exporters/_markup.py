@@ -51,7 +51,8 @@ def mathml(tex: str, display: bool = False) -> str:
     try:
         ET.fromstring(markup)
     except ET.ParseError as exc:
-        raise QuestionBankError(f"LaTeX {tex!r} gave malformed MathML ({exc}); simplify the formula.") from exc
+        raise QuestionBankError(f"LaTeX {tex!r} gave malformed MathML ({exc}); "
+                                "simplify the formula.") from exc
     return markup
 
 
