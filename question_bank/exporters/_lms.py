@@ -1,0 +1,91 @@
+"""Helpers shared by the LMS exporters (Canvas QTI and Moodle XML).
+
+Both LMSs typeset LaTeX with their own MathJax, so their HTML keeps math as
+``\\(...\\)``; both get the same question HTML, instructions and numbers.
+"""
+from __future__ import annotations
+
+import hashlib
+import html
+from typing import Any
+
+from question_bank.errors import QuestionBankError
+from question_bank.exporters._markup import inline, tex_delimited, to_html
+
+#: Title of the quiz and the root category an LMS import creates.
+QUIZ_TITLE = "LM-head practice questions"
+
+
+def stable_id(prefix: str, *parts: str) -> str:
+    """A short identifier derived from ``parts``: the same inputs always give the same id,
+    and the seed inside a variant id is not readable from it."""
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:20]
+    return f"{prefix}{digest}"
+
+
+def xml_number(x: float | int) -> str:
+    """A number as LMS XML expects it: integers without a decimal point, floats to 12 digits."""
+    if isinstance(x, int) and not isinstance(x, bool):
+        return str(x)
+    value = float(f"{float(x):.12g}")
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+
+
+def md_html(markdown: str) -> str:
+    """Markdown blocks -> LMS HTML with ``\\(...\\)`` math."""
+    return to_html(markdown, tex_delimited)
+
+
+def md_inline(markdown: str) -> str:
+    """One line of Markdown -> LMS HTML with ``\\(...\\)`` math."""
+    return inline(markdown, tex_delimited)
+
+
+def question_html(variant: dict[str, Any], instruction: str = "") -> str:
+    """The stem as HTML, followed by an italic instruction line (Markdown) if given."""
+    text = md_html(variant["stem"])
+    if instruction:
+        text += f'\n<p><em>{md_inline(instruction)}</em></p>'
+    return text
+
+
+def common_mistakes_html(variant: dict[str, Any]) -> str:
+    """Each distractor's value with its misconception and feedback, for numeric items
+    whose LMS question type cannot attach feedback to a wrong value."""
+    rows = "".join(
+        f"<li>{md_inline(c['text'])}: <em>{html.escape(c['misconception']['name'])}</em>. "
+        f"{md_inline(c['feedback'])}</li>"
+        for c in variant["choices"] if not c["correct"])
+    return f"<p>Common mistakes:</p><ul>{rows}</ul>"
+
+
+def correct_feedback(variant: dict[str, Any]) -> str:
+    """The correct choice's feedback as HTML (the first one, for multiple correct choices)."""
+    correct = [c for c in variant["choices"] if c["correct"]]
+    return md_inline(correct[0]["feedback"]) if correct and correct[0]["feedback"] else "Correct."
+
+
+def numeric_instruction(answer: dict[str, Any]) -> str:
+    """How to type a numeric answer (Markdown)."""
+    if answer["kind"] == "integer":
+        text = "Give the exact whole number, digits only."
+    else:
+        text = "Give a number; 4 significant figures are enough."
+    if answer["log_space"]:
+        text += " The answer is a natural logarithm."
+    if answer["unit"]:
+        text += f" Unit: {answer['unit']} (type the number only)."
+    return text
+
+
+def refuse_roster(bundle: dict[str, Any], fmt: str) -> None:
+    """LMS formats make one question bank for a class, not one file per student.
+
+    Raises:
+        QuestionBankError: for a personalised bundle, saying what to do instead.
+    """
+    if bundle["personalised"]:
+        raise QuestionBankError(
+            f"--format {fmt} makes one importable bank for the whole class; the LMS gives each student "
+            "their own draw. Drop --students and use -n N: each family becomes a group that draws one of "
+            "its N variants per student.")
