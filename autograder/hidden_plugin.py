@@ -110,15 +110,19 @@ def run_hidden_module(path: str | Path, plugin: HiddenSuitePlugin) -> dict[str, 
 
 
 def forget_modules_under(folder: Path) -> None:
-    """Drop imported test modules that live in ``folder`` from ``sys.modules``.
+    """Drop imported hidden-test modules that live in, or share a name with one in, ``folder``.
 
-    Every assignment names its hidden modules ``test_q1.py`` ...; without this,
-    a second assignment run in the same process would reuse the first one's.
+    Every assignment names its hidden modules ``test_q1.py`` ...; pytest's
+    importlib mode names modules after the file, so without this a second
+    assignment in the same process would reuse the first one's modules.
     """
-    prefix = str(Path(folder).resolve()) + os.sep
+    folder = Path(folder).resolve()
+    prefix = str(folder) + os.sep
+    stems = {p.stem for p in folder.glob("test_*.py")}
     for name, module in list(sys.modules.items()):
-        file = getattr(module, "__file__", None)
-        if file and file.startswith(prefix) and os.sep not in file[len(prefix):]:
+        file = getattr(module, "__file__", None) or ""
+        here = file.startswith(prefix) and os.sep not in file[len(prefix):]
+        if here or name.rpartition(".")[2] in stems:
             del sys.modules[name]
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import nbformat
 
+import solutions
 from autograder.mistakes import Mistake
 
 _IMPORT_ALIAS = re.compile(r"^from solutions(?:\.\w+)? import (\w+) as (\w+)$", re.M)
@@ -30,7 +31,11 @@ def mistake_source(m: Mistake) -> str:
     """
     module = importlib.import_module(m.implementation.__module__)
     text = inspect.getsource(module)
-    text = text.replace("from __future__ import annotations\n", "")
+    # The reference functions the catalogue builds on, defined here too: a
+    # perplexity notebook has no cross_entropy_loss of its own.
+    imported = sorted({name for name, _ in _IMPORT_ALIAS.findall(text)})
+    prelude = "\n\n".join(inspect.getsource(getattr(solutions, name)) for name in imported)
+    text = prelude + "\n\n" + text.replace("from __future__ import annotations\n", "")
     text = text.replace("from autograder.mistakes import mistake",
                         "def mistake(**_):\n    return lambda f: f")
     text = _IMPORT_ALIAS.sub(r"\2 = \1", text)
@@ -44,9 +49,9 @@ def _function_cells(nb: nbformat.NotebookNode) -> dict[str, int]:
 
 
 def with_mistake(solution: nbformat.NotebookNode, m: Mistake) -> nbformat.NotebookNode:
-    """The solution with ``m`` replacing its function (defined right after the original)."""
+    """The solution with ``m`` replacing its function (defined after the last function)."""
     nb = copy.deepcopy(solution)
-    index = _function_cells(nb)[m.function]
+    index = max(_function_cells(nb).values())
     nb.cells.insert(index + 1, nbformat.v4.new_code_cell(mistake_source(m)))
     return nb
 
