@@ -42,7 +42,8 @@ def list_command() -> None:
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Root seed; the same seed gives the same bytes.")
 @click.option("--format", "fmt", type=click.Choice(sorted(exporters())), default="json", show_default=True,
-              help="Export format.")
+              help="Export format: " + "; ".join(f"{name}: {e.description}" for name, e in exporters().items())
+              + ". See docs/practice-guide.md.")
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
               help="Output file (one set) or directory (with --students). Default: standard output.")
 @click.option("--students", "roster", type=click.Path(path_type=Path), default=None,
@@ -54,10 +55,18 @@ def generate_command(families: tuple[str, ...], n: int, seed: int, fmt: str, out
                      roster: Path | None, salt: str | None) -> None:
     """Generate question variants and export them.
 
+    Formats with an answer key in a separate file (md, html) write it beside
+    the -o file: -o week3.html gives week3.html and week3-answer-key.html.
+
     \b
     Examples:
       grader questions generate -f perplexity-from-probs -n 3 --format md
       grader questions generate -n 2 --seed 7 -o practice.json
+      grader questions generate --format html -o week3.html
+      grader questions generate --format selfcheck -o practice.html
+      grader questions generate --format notebook -o practice.ipynb
+      grader questions generate -n 5 --format qti -o week3.zip
+      grader questions generate -n 5 --format moodle -o week3.xml
       grader questions generate --students roster.csv --salt SECRET --format md -o sheets/
     """
     result = run_generate(GenerateRequest(families=families, n=n, seed=seed, fmt=fmt, out=out,
