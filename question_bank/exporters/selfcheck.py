@@ -47,6 +47,8 @@ def render_page(sheet: dict[str, Any]) -> str:
     """The complete page for one sheet."""
     body = ["<h1>Practice questions</h1>",
             f"<p>{_INSTRUCTIONS}</p>",
+            '<noscript><p class="feedback malformed">This page checks answers with JavaScript; '
+            "turn it on to use the Check buttons.</p></noscript>",
             '<p class="score" id="score" aria-live="polite"></p>']
     if sheet["student_id"] is not None:
         body.insert(1, f'<p class="meta">Student: <code>{html.escape(sheet["student_id"])}</code></p>')
