@@ -223,8 +223,7 @@ def _fraction(percent: float) -> str:
 def multichoice_question(number: int, variant: dict[str, Any], html_parts: list[str]) -> ET.Element:
     """A ``multichoice`` question (one or several answers) with feedback on every answer."""
     single = variant["answer"]["kind"] != "multiple_choice"
-    instruction = "" if single else "Select every choice that applies."
-    question = _header(number, variant, "multichoice", instruction, html_parts)
+    question = _header(number, variant, "multichoice", "", html_parts)  # checkboxes already say "several"
     ET.SubElement(question, "single").text = "true" if single else "false"
     ET.SubElement(question, "shuffleanswers").text = "true"
     ET.SubElement(question, "answernumbering").text = "abc"

@@ -272,8 +272,7 @@ def choice_item(number: int, variant: dict[str, Any]) -> ET.Element:
     labels = [str(100 * number + index + 1) for index in range(len(variant["choices"]))]
     item = _item_shell(number, variant, _CHOICE_TYPES[kind], labels)
     presentation = ET.SubElement(item, "presentation")
-    instruction = "Select every choice that applies." if kind == "multiple_choice" else ""
-    _mattext(presentation, question_html(variant, instruction))
+    _mattext(presentation, question_html(variant))  # checkboxes already say "several"
     cardinality = "Multiple" if kind == "multiple_choice" else "Single"
     response = ET.SubElement(presentation, "response_lid", {"ident": RESPONSE, "rcardinality": cardinality})
     render = ET.SubElement(response, "render_choice")
