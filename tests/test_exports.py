@@ -206,6 +206,21 @@ def test_notebook_checks_right_wrong_and_malformed_answers(outputs, every_family
     assert "Could not read 'not an answer'" in printed.getvalue()
 
 
+def test_notebook_runs_in_a_jupyter_kernel():
+    """The checker cell works in a real kernel, not only under exec()."""
+    from nbclient import NotebookClient
+
+    bundle = build_bundle(["perplexity-from-probs", "lm-head-shapes"], n=1, seed=2)
+    first, second = variants_of(bundle)
+    assert second["answer"]["kind"] == "shape"
+    nb = nbformat.reads(get_exporter("notebook").transform(bundle)["questions.ipynb"], as_version=4)
+    nb.cells[3].source = f"answer_1 = {first['answer']['value']:.4g}"
+    nb.cells[6].source = f"answer_2 = {tuple(second['answer']['value'])!r}"   # a shape as a tuple
+    NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+    shown = [o["data"]["text/markdown"] for c in nb.cells if c.id.endswith("-check") for o in c.outputs]
+    assert len(shown) == 2 and all(text.startswith("**Right.**") for text in shown)
+
+
 def test_notebook_hides_answers(outputs, every_family):
     text = outputs["notebook"]["questions.ipynb"]
     for variant in variants_of(every_family):
