@@ -35,6 +35,7 @@ setup(
         "PyYAML>=6.0,<7",
         "nbformat>=5.9,<6",
         "matplotlib>=3.7,<4",
+        "latex2mathml>=3.81,<4",
     ],
     extras_require={
         "test": ["pytest-timeout>=2.2,<3", "playwright>=1.40,<2"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from autograder import __version__
+from autograder.cli_practice import practice
 from autograder.cli_questions import questions
 from autograder.cli_report import report
 from autograder.cli_support import reports_errors
@@ -104,6 +105,7 @@ def _print_summary(result) -> None:
 
 
 main.add_command(questions)
+main.add_command(practice)
 main.add_command(report)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from autograder.judge import Feedback
+from autograder.judge import Feedback, reset_diagnosis_memo
 
 
 @dataclass
@@ -43,6 +43,9 @@ class HiddenSuitePlugin:
 
     def pytest_configure(self, config):
         config.addinivalue_line("markers", "points(n): the test's weight within its question")
+
+    def pytest_sessionstart(self, session):
+        reset_diagnosis_memo()
 
     @pytest.fixture(name="student")
     def _student(self):
@@ -192,6 +195,7 @@ class CollectedSuite:
     def run(self, student: Any, hidden_seed: int, sizes: dict) -> dict[str, dict[str, ItemResult]]:
         """Run every case against ``student``: ``{question: {test name: result}}``."""
         results: dict[str, dict[str, ItemResult]] = {}
+        reset_diagnosis_memo()
         for case in self.cases:
             values = {"student": student, "sizes": dict(sizes), "hidden_seed": hidden_seed,
                       "rng": np.random.default_rng([hidden_seed, zlib.crc32(case.name.encode())])}

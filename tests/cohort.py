@@ -49,10 +49,13 @@ def _function_cells(nb: nbformat.NotebookNode) -> dict[str, int]:
 
 
 def with_mistake(solution: nbformat.NotebookNode, m: Mistake) -> nbformat.NotebookNode:
-    """The solution with ``m`` replacing its function (defined after the last function)."""
+    """The solution with the cell of ``m``'s function replaced by ``m``.
+
+    Replaced in place, not redefined later: otter scores a question by its
+    check cell, run where it stands in the notebook.
+    """
     nb = copy.deepcopy(solution)
-    index = max(_function_cells(nb).values())
-    nb.cells.insert(index + 1, nbformat.v4.new_code_cell(mistake_source(m)))
+    nb.cells[_function_cells(nb)[m.function]].source = mistake_source(m)
     return nb
 
 

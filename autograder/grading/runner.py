@@ -139,7 +139,7 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, *,
         elif loaded.error and not loaded.cell_errors:
             notes.append(f"Your notebook could not be run: {loaded.error}")
         for error in loaded.cell_errors:
-            notes.append(f"Code cell {error.cell} raised {error}.")
+            notes.append(f"Code cell {error.cell + 1} raised {error}.")   # cells count from 1 for people
         student_proxy = SandboxStudent(session)
         if not loaded.loaded:
             results = {}
