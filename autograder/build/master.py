@@ -84,6 +84,7 @@ def render_master(settings: AssignmentSettings) -> tuple[nbformat.NotebookNode, 
         "sizes": settings.sizes,
         "public_seed": settings.public_seed,
         "support_dir": SUPPORT_DIR,
+        "runtime_wheel": runtime_wheel_name(),
         "corpus_sentences": list(corpus._SENTENCES),
         "corpus_repeats": 20,
         "v": _public_values(settings),
@@ -124,6 +125,13 @@ def render_master(settings: AssignmentSettings) -> tuple[nbformat.NotebookNode, 
     notebook.metadata["kernelspec"] = dict(KERNELSPEC)
     notebook.metadata["language_info"] = {"name": "python"}
     return notebook, all_items
+
+
+def runtime_wheel_name() -> str:
+    """File name of the grading-runtime wheel shipped in the zip (see ``wheel.py``)."""
+    import autograder
+    from autograder.build.wheel import DIST_NAME
+    return f"{DIST_NAME}-{autograder.__version__}-py3-none-any.whl"
 
 
 def _format_points(points: float) -> str:

@@ -7,6 +7,7 @@ instructor (or Gradescope) would, which is what the build's self-check needs.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -26,10 +27,20 @@ def _otter() -> list[str]:
     return [exe]
 
 
+def _env() -> dict[str, str]:
+    """otter imports the grading plugin from this package: make sure it finds the same copy."""
+    import autograder
+    here = str(Path(autograder.__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
+    return env
+
+
 def otter_assign(master: Path, dist: Path) -> None:
     """Run ``otter assign`` on ``master`` into ``dist`` (no PDFs; the build verifies itself)."""
     cmd = _otter() + ["assign", "--no-pdfs", "--no-run-tests", str(master), str(dist)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=master.parent, timeout=OTTER_TIMEOUT_S)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=master.parent, timeout=OTTER_TIMEOUT_S,
+                          env=_env())
     if proc.returncode != 0:
         raise BuildError(f"otter assign failed for {master.name}:\n{_tail(proc)}")
 
@@ -38,7 +49,7 @@ def otter_run(autograder_zip: Path, submission: Path) -> dict:
     """Grade ``submission`` with ``otter run`` and return its results.json as a dict."""
     with tempfile.TemporaryDirectory(prefix="lmhead-verify-") as out:
         cmd = _otter() + ["run", "-a", str(autograder_zip), "-o", out, str(submission)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=OTTER_TIMEOUT_S)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=OTTER_TIMEOUT_S, env=_env())
         results = Path(out) / "results.json"
         if proc.returncode != 0 or not results.is_file():
             raise BuildError(f"otter run could not grade {submission.name}:\n{_tail(proc)}")

@@ -22,6 +22,7 @@ from autograder.build.config import AssignmentSettings, resolve_settings
 from autograder.build.hidden_items import HiddenItem
 from autograder.build.master import SUPPORT_DIR, hidden_config, render_master
 from autograder.build.otter_steps import otter_assign, otter_run, score_of
+from autograder.build.wheel import build_runtime_wheel
 from autograder.errors import BuildError
 
 #: Parts of the ``autograder`` package the hidden suite needs at grading time;
@@ -60,6 +61,7 @@ def _write_support(settings: AssignmentSettings, items: list[HiddenItem], suppor
     for q in settings.questions:
         shutil.copy2(settings.spec.folder / "hidden" / f"test_{q.name}.py", hidden / f"test_{q.name}.py")
     (support / "hidden_config.json").write_text(hidden_config(settings, items), encoding="utf-8")
+    build_runtime_wheel(support / "wheels")
 
 
 def _normalize_notebook(path: Path) -> None:
@@ -114,7 +116,7 @@ def _build_one(settings: AssignmentSettings, scratch: Path, verify: bool) -> Bui
     if verify:
         solution_results = otter_run(autograder_zip, solution)
         solution_score = score_of(solution_results)
-        if solution_score[1] <= 0 or solution_score[0] != solution_score[1]:
+        if solution_score[1] <= 0 or abs(solution_score[0] - solution_score[1]) > 1e-6:
             raise BuildError(f"{name}: the solution notebook scored {solution_score[0]:g} of "
                              f"{solution_score[1]:g} with the built autograder; the build is not "
                              "published. Fix the hidden tests or the reference solution.\n"

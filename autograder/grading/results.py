@@ -88,8 +88,8 @@ def results_json(outcome: GradeOutcome, visibility: str = "visible") -> dict:
     """Gradescope's results.json for ``outcome`` (score, tests, markdown output)."""
     tests = [{
         "name": f"{item.question}: {item.test}",
-        "score": item.score,
-        "max_score": item.points,
+        "score": round(item.score, 4),
+        "max_score": round(item.points, 4),
         "status": "passed" if item.passed else "failed",
         "output": item.message if not item.passed else "Passed.",
         "output_format": "md",
@@ -98,7 +98,7 @@ def results_json(outcome: GradeOutcome, visibility: str = "visible") -> dict:
         "extra_data": {"question": item.question, "test": item.test, "mistakes": list(item.mistakes)},
     } for item in outcome.items]
     return {
-        "score": outcome.total,
+        "score": round(outcome.total, 4),
         "output": _summary(outcome),
         "output_format": "md",
         "stdout_visibility": "hidden",

@@ -73,11 +73,21 @@ def load_autograder(zip_path: str | Path, dest: str | Path) -> LoadedAutograder:
             target = dest.joinpath(*relative.parts)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(zf.read(name))
-    config = json.loads((dest / "hidden_config.json").read_text(encoding="utf-8"))
-    items = {q: tuple((test, float(points)) for test, points in config["items"][q]) for q in config["questions"]}
-    return LoadedAutograder(config["assignment"], dest / "hidden", int(config["hidden_seed"]),
-                            dict(config["sizes"]), tuple(config["questions"]), items,
-                            hashlib.sha256(data).hexdigest())
+    return load_support_dir(dest, hashlib.sha256(data).hexdigest())
+
+
+def load_support_dir(support: str | Path, digest: str = "") -> LoadedAutograder:
+    """Read an unpacked support folder (``hidden_config.json`` and ``hidden/``)."""
+    support = Path(support)
+    try:
+        config = json.loads((support / "hidden_config.json").read_text(encoding="utf-8"))
+        items = {q: tuple((test, float(points)) for test, points in config["items"][q])
+                 for q in config["questions"]}
+        return LoadedAutograder(config["assignment"], support / "hidden", int(config["hidden_seed"]),
+                                dict(config["sizes"]), tuple(config["questions"]), items, digest)
+    except (OSError, KeyError, ValueError, TypeError) as exc:
+        raise AutograderError(f"{support / 'hidden_config.json'} is missing or malformed ({exc}); "
+                              "rebuild the autograder with `grader build`.") from None
 
 
 class SandboxStudent:

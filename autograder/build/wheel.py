@@ -1,0 +1,67 @@
+"""A wheel of the grading runtime, shipped inside the autograder zip.
+
+Gradescope builds its grading image from the zip alone; the trusted runner
+(the otter plugin, the sandbox, the hidden-test runtime and the references)
+has to be installable from it. The wheel is written directly (it is a zip
+with a ``.dist-info`` folder), from the installed packages, so building it
+needs neither the project's source tree nor network access.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import zipfile
+from pathlib import Path
+
+import autograder
+import solutions
+
+DIST_NAME = "lmhead_grader"
+
+#: Parts of the ``autograder`` package the grading runtime does not need.
+_SKIP = {"build", "cli.py", "cli_questions.py", "cli_practice.py", "cli_report.py", "cli_support.py",
+         "report.py", "__pycache__"}
+
+_REQUIRES = ["numpy>=1.24", "pytest>=7.4", "nbformat>=5.9", "PyYAML>=6.0", "otter-grader>=7.0.0,<7.1"]
+
+_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+
+def _files(package_dir: Path, package: str) -> list[tuple[str, bytes]]:
+    out = []
+    for path in sorted(package_dir.rglob("*")):
+        relative = path.relative_to(package_dir)
+        if path.is_dir() or relative.parts[0] in _SKIP or "__pycache__" in relative.parts \
+                or path.suffix in (".pyc", ".pyo"):
+            continue
+        out.append((f"{package}/{relative.as_posix()}", path.read_bytes()))
+    return out
+
+
+def _record_line(name: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def build_runtime_wheel(dest_dir: Path) -> Path:
+    """Write ``lmhead_grader-<version>-py3-none-any.whl`` into ``dest_dir`` and return its path."""
+    version = autograder.__version__
+    dist_info = f"{DIST_NAME}-{version}.dist-info"
+    members = _files(Path(autograder.__file__).parent, "autograder") + \
+        _files(Path(solutions.__file__).parent, "solutions")
+    metadata = "\n".join(["Metadata-Version: 2.1", f"Name: {DIST_NAME}", f"Version: {version}",
+                          "Summary: Grading runtime of the LM-head grader (sandboxed trusted grading)",
+                          "Requires-Python: >=3.10", *[f"Requires-Dist: {r}" for r in _REQUIRES]]) + "\n"
+    wheel = "Wheel-Version: 1.0\nGenerator: lmhead-grader\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    members += [(f"{dist_info}/METADATA", metadata.encode()), (f"{dist_info}/WHEEL", wheel.encode())]
+    record = "\n".join([_record_line(n, d) for n, d in members] + [f"{dist_info}/RECORD,,"]) + "\n"
+    members.append((f"{dist_info}/RECORD", record.encode()))
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    path = dest_dir / f"{DIST_NAME}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members:
+            info = zipfile.ZipInfo(name, date_time=_ZIP_DATE)
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
+    return path
