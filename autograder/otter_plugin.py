@@ -1,11 +1,15 @@
 """Trusted grading under ``otter run`` and on Gradescope.
 
-otter imports this plugin in its own (parent) process. Before otter starts
-its kernel, ``before_execution`` grades the submission with the sandboxed
-runner, removes every file the submission brought into otter's working
-folder, and hands otter an empty notebook: nothing of the student's runs in
-otter's kernel. ``after_grading`` then makes otter write the trusted
-results, in Gradescope's format, as its results.json.
+otter imports this plugin in its own (parent) process. ``before_grading``,
+the first event, runs before otter reads anything the submission brought:
+it deletes every file of the submission but the notebook itself (otter
+would unpickle the zip's ``.OTTER_LOG`` in this process, and its kernel
+would import a ``lmhead_support/`` or ``ipython_config.py`` the zip put
+there) and puts back otter's own support folder. Before otter starts its
+kernel, ``before_execution`` grades the notebook with the sandboxed runner,
+removes it too, and hands otter an empty notebook: nothing of the student's
+runs in otter's kernel or process. ``after_grading`` then makes otter write
+the trusted results, in Gradescope's format, as its results.json.
 """
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ from typing import Any
 
 import nbformat
 
-from autograder.grading.extract import extract_program
+from autograder.grading.extract import Program, extract_program
 from autograder.grading.intake import Rejected, Submission, parse_notebook
 from autograder.grading.results import GradeOutcome, results_json
 from autograder.grading.runner import grade_program, load_support_dir, rejected_outcome
@@ -38,6 +42,7 @@ class TrustedGrading(AbstractOtterPlugin):
 
     outcome: GradeOutcome | None = None
     error: str = ""
+    removed: tuple[str, ...] = ()
 
     def _support(self) -> Path:
         # otter's layout: <ag_dir>/source (the zip), <ag_dir>/submission (cwd), <ag_dir>/results
@@ -52,16 +57,52 @@ class TrustedGrading(AbstractOtterPlugin):
             return Submission(path.name, "ipynb", nb, None)
         return Submission(path.name, "ipynb", parse_notebook(path.read_bytes(), path.name), None)
 
-    def _clear_submission_folder(self) -> None:
-        """Delete what the submission brought (conftest.py, numpy.py, .pth, ...) from otter's cwd."""
+    def _clear_submission_folder(self, keep: str | None = None) -> list[str]:
+        """Delete what the submission brought (conftest.py, numpy.py, .pth, .OTTER_LOG, ...) from
+        otter's cwd, all but ``keep``; return the names deleted."""
         folder = Path(self.submission_path).resolve().parent
-        for entry in folder.iterdir():
-            if entry.name in _OTTER_OWNED:
+        removed = []
+        for entry in sorted(folder.iterdir()):
+            if entry.name in _OTTER_OWNED or entry.name == keep:
                 continue
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry, ignore_errors=True)
-            else:
-                entry.unlink(missing_ok=True)
+            removed.append(entry.name + ("/" if entry.is_dir() and not entry.is_symlink() else ""))
+            _delete(entry)
+        return removed
+
+    def _restore_otter_files(self) -> list[str]:
+        """Put otter's own copies back where the zip could have brought its own.
+
+        otter copies its support folder into the submission folder only when
+        no such folder is there yet, so a zip holding ``lmhead_support/``
+        would have its own code imported by the tests in otter's kernel.
+        Returns the names that were replaced because they differed.
+        """
+        folder = Path(self.submission_path).resolve().parent
+        source = folder.parent / "source"
+        replaced = []
+        for name, original in ((SUPPORT_DIR, source / "files" / SUPPORT_DIR), ("tests", source / "tests")):
+            target = folder / name
+            if not original.is_dir():
+                continue
+            if not _same_tree(target, original):
+                if target.exists() or target.is_symlink():
+                    replaced.append(f"{name}/ (replaced by the autograder's own)")
+                _delete(target)
+                shutil.copytree(original, target)
+        init = folder / "__init__.py"
+        if init.is_symlink() or init.exists() and (not init.is_file() or init.stat().st_size):
+            replaced.append("__init__.py (emptied)")
+            _delete(init)
+        init.touch()
+        return replaced
+
+    def before_grading(self, config: Any) -> None:
+        """Runs before otter reads the submission's files: delete all of them but the notebook."""
+        try:
+            self.removed = tuple(self._clear_submission_folder(keep=Path(self.submission_path).name)
+                                 + self._restore_otter_files())
+        except Exception:   # grading must still happen; before_execution clears again
+            self.error = traceback.format_exc()
 
     def before_execution(self, submission: Any) -> Any:
         support = self._support()
@@ -71,12 +112,17 @@ class TrustedGrading(AbstractOtterPlugin):
             ag = load_support_dir(support)
             try:
                 program = extract_program(self._submission(submission))
+                if self.removed:
+                    shown = ", ".join(self.removed[:10]) + (" ..." if len(self.removed) > 10 else "")
+                    program = Program(program.cells, program.notes + (
+                        f"Other files in the submission were removed before grading: {shown}",))
                 self.outcome = grade_program(program, ag, student, submission=Path(self.submission_path).name)
             except Rejected as exc:
                 self.outcome = rejected_outcome(ag, student, str(exc), Path(self.submission_path).name)
         except Exception:   # never let otter fall back to running the student's code
             self.error = traceback.format_exc()
         self._clear_submission_folder()
+        self._restore_otter_files()
         empty = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("pass")])
         empty.metadata = dict(getattr(submission, "metadata", {}) or {})
         if isinstance(submission, str):
@@ -93,3 +139,23 @@ class TrustedGrading(AbstractOtterPlugin):
                                                  "output": self.error[-4000:]}]}
         # otter writes results.json from this method; the instance attribute replaces it.
         results.to_gradescope_dict = lambda ag_config=None: trusted
+
+
+def _delete(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.exists() or path.is_symlink():
+        path.unlink(missing_ok=True)
+
+
+def _same_tree(target: Path, original: Path) -> bool:
+    """Whether ``target`` is a real folder holding exactly the files of ``original``, byte for byte."""
+    if target.is_symlink() or not target.is_dir():
+        return False
+    def files(root: Path) -> dict[str, Path]:
+        return {p.relative_to(root).as_posix(): p for p in root.rglob("*")
+                if p.is_file() or p.is_symlink() or not p.is_dir()}
+    have, want = files(target), files(original)
+    if have.keys() != want.keys() or any(p.is_symlink() for p in have.values()):
+        return False
+    return all(have[k].read_bytes() == want[k].read_bytes() for k in want)
