@@ -19,6 +19,7 @@ import csv
 import hashlib
 import json
 import multiprocessing
+import multiprocessing.util
 import os
 import re
 import tempfile
@@ -33,7 +34,7 @@ from autograder.errors import GraderError
 from autograder.grading.results import GradeOutcome, feedback_markdown, results_json
 from autograder.grading.runner import LoadedAutograder, grade_submission, load_autograder
 from autograder.hidden_plugin import CollectedSuite
-from autograder.sandbox import Limits
+from autograder.sandbox import Limits, WarmStart
 
 SUBMISSION_SUFFIXES = (".ipynb", ".py", ".zip")
 METADATA_FILE = "submission_metadata.yml"
@@ -183,14 +184,18 @@ _worker_state: dict = {}
 
 
 def _init_worker(ag: LoadedAutograder, suite: CollectedSuite, limits: Limits, isolation: str) -> None:
-    _worker_state.update(ag=ag, suite=suite, limits=limits, isolation=isolation)
+    # Each pool process keeps one sandbox worker started ahead (see WarmStart),
+    # stopped when the pool process exits.
+    warm = WarmStart(limits, isolation)
+    multiprocessing.util.Finalize(None, warm.close, exitpriority=10)
+    _worker_state.update(ag=ag, suite=suite, limits=limits, isolation=isolation, warm=warm)
 
 
 def _grade_entry(entry: Entry) -> tuple[Entry, dict]:
     s = _worker_state
     try:
         outcome = grade_submission(entry.path, s["ag"], entry.student, limits=s["limits"],
-                                   isolation=s["isolation"], suite=s["suite"])
+                                   isolation=s["isolation"], suite=s["suite"], warm=s["warm"])
     except Exception as exc:   # one bad submission never stops the batch
         from autograder.grading.runner import rejected_outcome
         outcome = replace(rejected_outcome(s["ag"], entry.student, f"grading failed: {type(exc).__name__}: {exc}",
@@ -256,12 +261,12 @@ def grade_batch(
                     graded += 1
                     on_done(entry, outcome, False)
                 pool.close()
+                pool.join()          # workers exit normally and stop their spare sandboxes
         except KeyboardInterrupt:
             interrupted = True
-            pool.terminate()
         finally:
             if pool is not None:
-                pool.terminate()
+                pool.terminate()     # the spare sandboxes die with their pool process
                 pool.join()
             rows = write_gradebook(out, entries, ag, canvas_csv=canvas_csv)
     return BatchResult(rows, graded, skipped, interrupted, _isolation_of(rows))

@@ -24,7 +24,7 @@ from autograder.grading.intake import IntakeLimits, Rejected, read_submission
 from autograder.grading.results import GradeOutcome, ItemOutcome
 from autograder.hidden_plugin import CollectedSuite, HiddenSuitePlugin, run_hidden_suite
 from autograder.judge import StudentCallFailed
-from autograder.sandbox import Limits, SandboxSession
+from autograder.sandbox import Limits, SandboxSession, WarmStart
 
 #: Where the build puts the hidden suite inside the autograder zip.
 SUPPORT_PREFIX = "files/lmhead_support/"
@@ -132,7 +132,7 @@ def _item_outcomes(ag: LoadedAutograder, results: dict, default_message: str) ->
 
 def grade_program(program: Program, ag: LoadedAutograder, student: str, *,
                   limits: Limits = Limits(), isolation: str = "auto", submission: str = "",
-                  suite: CollectedSuite | None = None) -> GradeOutcome:
+                  suite: CollectedSuite | None = None, warm: WarmStart | None = None) -> GradeOutcome:
     """Run ``program`` in a sandbox and judge it with the hidden suite.
 
     ``suite``, when given, is the hidden suite already collected (bulk
@@ -140,7 +140,7 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, *,
     """
     start = time.perf_counter()
     notes = list(program.notes)
-    with SandboxSession(list(program.cells), limits, isolation=isolation) as session:
+    with SandboxSession(list(program.cells), limits, isolation=isolation, warm=warm) as session:
         loaded = session.start()
         level = session.isolation
         if loaded.timed_out:
@@ -178,7 +178,7 @@ def rejected_outcome(ag: LoadedAutograder, student: str, reason: str, submission
 def grade_submission(path: str | Path, ag: LoadedAutograder, student: str, *,
                      limits: Limits = Limits(), isolation: str = "auto",
                      intake_limits: IntakeLimits = IntakeLimits(),
-                     suite: CollectedSuite | None = None) -> GradeOutcome:
+                     suite: CollectedSuite | None = None, warm: WarmStart | None = None) -> GradeOutcome:
     """Grade the file at ``path``; a submission that cannot be read scores 0 with the reason."""
     path = Path(path)
     try:
@@ -186,4 +186,4 @@ def grade_submission(path: str | Path, ag: LoadedAutograder, student: str, *,
     except Rejected as exc:
         return rejected_outcome(ag, student, str(exc), path.name)
     return grade_program(extract_program(submission), ag, student, limits=limits,
-                         isolation=isolation, submission=submission.source, suite=suite)
+                         isolation=isolation, submission=submission.source, suite=suite, warm=warm)

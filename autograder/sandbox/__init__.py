@@ -18,9 +18,9 @@ from autograder.sandbox.channel import ChannelError, Named
 from autograder.sandbox.errors import SandboxError, SandboxUnavailable
 from autograder.sandbox.isolation import Isolation, detect_isolation
 from autograder.sandbox.limits import Limits
-from autograder.sandbox.runner import CallError, CallResult, CellError, ImportResult, SandboxSession
+from autograder.sandbox.runner import CallError, CallResult, CellError, ImportResult, SandboxSession, WarmStart
 
 __all__ = [
     "CallError", "CallResult", "CellError", "ChannelError", "ImportResult", "Isolation", "Limits",
-    "Named", "SandboxError", "SandboxSession", "SandboxUnavailable", "detect_isolation",
+    "Named", "SandboxError", "SandboxSession", "SandboxUnavailable", "WarmStart", "detect_isolation",
 ]

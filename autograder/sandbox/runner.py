@@ -512,6 +512,48 @@ def _text(fields: dict, key: str) -> str:
     return value if len(value) <= limit else value[:limit] + " ...[truncated]"
 
 
+class WarmStart:
+    """One worker launched ahead of time, so the next session skips start-up.
+
+    Starting the interpreter and importing NumPy is most of a small
+    submission's sandbox cost; bulk grading launches the next worker while
+    the current submission is being judged. A spare is launched before any
+    submission is known, so it holds nothing of anyone's, and a session
+    adopts it once: it is never reused. Use from one thread (the thread that
+    launched a worker is the one whose exit kills it).
+    """
+
+    def __init__(self, limits: Limits = Limits(), isolation: str = "auto") -> None:
+        chosen = iso.detect_isolation() if isolation == "auto" else iso.check_level(isolation)
+        self.level = chosen.level
+        self.limits = limits
+        self._spare: _Worker | None = None
+
+    def take(self, level: str, limits: Limits) -> _Worker | None:
+        """The spare worker if it matches and is still alive, else ``None``."""
+        spare, self._spare = self._spare, None
+        if spare is not None and (spare.level != level or spare.limits != limits or not spare.alive()):
+            spare.close()
+            spare = None
+        return spare
+
+    def refill(self) -> None:
+        """Launch the next spare (errors are left for a session to report)."""
+        if self._spare is None:
+            worker = _Worker(self.level, self.limits, OutputBuffer(self.limits.stdout_bytes))
+            try:
+                worker.launch()
+            except SandboxError:
+                return
+            self._spare = worker
+
+    def close(self) -> None:
+        """Stop the spare, if any."""
+        if self._spare is not None:
+            self._spare.close()
+            self._spare = None
+
+
 class SandboxSession:
     """Run one submission in a sandboxed worker and call its functions.
 
@@ -527,13 +569,15 @@ class SandboxSession:
         limits: resource and time limits.
         isolation: ``"auto"`` (the strongest level that works here),
             ``"bwrap"``, ``"user"`` or ``"rlimits"``; see ``isolation.py``.
+        warm: a ``WarmStart`` whose spare worker this session may adopt
+            for its first load (and which it refills for the next session).
 
     Raises:
         SandboxUnavailable: the requested isolation level cannot run here.
     """
 
     def __init__(self, code: str | Sequence[str], limits: Limits = Limits(),
-                 isolation: str = "auto") -> None:
+                 isolation: str = "auto", warm: WarmStart | None = None) -> None:
         self.cells = [code] if isinstance(code, str) else list(code)
         if not all(isinstance(cell, str) for cell in self.cells):
             raise TypeError("code must be a str or a sequence of str cells.")
@@ -553,6 +597,7 @@ class SandboxSession:
         self._seq = 0
         self._closed = False
         self._lock = threading.Lock()
+        self._warm = warm
 
     def __enter__(self) -> SandboxSession:
         self.start()
@@ -638,8 +683,15 @@ class SandboxSession:
                                    max_bytes=self.limits.message_bytes)
         except channel.ChannelError as exc:
             return ImportResult(ok=False, loaded=False, error=f"the submission's code cannot be sent: {exc}")
-        self._worker = _Worker(self.isolation, self.limits, self._output)
-        self._worker.launch()
+        spare = self._warm.take(self.isolation, self.limits) if self._warm and not self._restarts else None
+        if spare is not None:
+            spare.output = self._output      # its start-up printed nothing of the student's
+            self._worker = spare
+        else:
+            self._worker = _Worker(self.isolation, self.limits, self._output)
+            self._worker.launch()
+        if self._warm is not None:
+            self._warm.refill()
         try:
             self._worker.handshake(deadline)
             fields, _ = self._worker.exchange(request, seq, deadline)
