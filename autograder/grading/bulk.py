@@ -24,7 +24,7 @@ import os
 import re
 import tempfile
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -77,21 +77,29 @@ def _from_gradescope_export(folder: Path) -> list[Entry]:
                                 "export from Gradescope.") from None
     entries = []
     for key, info in sorted(metadata.items()):
+        info = info or {}
         sub_folder = folder / str(key)
-        submitters = (info or {}).get(":submitters:") or (info or {}).get("submitters") or [{}]
-        first = submitters[0] or {}
-        name = str(first.get(":name:") or first.get("name") or "")
-        email = str(first.get(":email:") or first.get("email") or "")
-        sid = str(first.get(":sid:") or first.get("sid") or "")
-        created = info.get(":created_at:") or info.get("created_at") or ""
+        first = (_field(info, "submitters") or [{}])[0] or {}
+        name, email, sid = (str(_field(first, k) or "") for k in ("name", "email", "sid"))
+        created = _field(info, "created_at")
+        if isinstance(created, datetime):     # YAML timestamps: compare instants, not text
+            created = created.astimezone(timezone.utc).isoformat()
         student = _student_id(sid or email.split("@")[0] or str(key))
         path = _submission_file(sub_folder) if sub_folder.is_dir() else None
         if path is None:
-            entries.append(Entry(student, sub_folder, name, email, str(created),
+            entries.append(Entry(student, sub_folder, name, email, str(created or ""),
                                  f"no .ipynb, .py or .zip found in {sub_folder.name}"))
         else:
-            entries.append(Entry(student, path, name, email, str(created)))
+            entries.append(Entry(student, path, name, email, str(created or "")))
     return entries
+
+
+def _field(mapping: dict, key: str):
+    """Gradescope writes Ruby-symbol keys (``:name``); accept plain keys too."""
+    for candidate in (f":{key}", key, f":{key}:"):
+        if candidate in mapping:
+            return mapping[candidate]
+    return None
 
 
 def _latest_per_student(entries: list[Entry]) -> list[Entry]:
@@ -273,7 +281,7 @@ def grade_batch(
 
 
 def _isolation_of(rows: list[dict]) -> str:
-    levels = sorted({r.get("isolation", "") for r in rows if r.get("isolation")})
+    levels = sorted({r["isolation"] for r in rows if r.get("isolation") and not r["isolation"].startswith("none")})
     return ", ".join(levels)
 
 

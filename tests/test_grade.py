@@ -1,0 +1,158 @@
+"""Does `grader grade` grade a class in parallel, resume, and keep a consistent gradebook?"""
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from click.testing import CliRunner
+
+from autograder.build import build
+from autograder.cli import main
+from autograder.grading.bulk import discover, grade_batch
+from autograder.mistakes import MISTAKES
+from autograder.report import build_report
+from tests.cohort import with_mistake, with_stubs, write_export_zip
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("dist")
+    (result,) = build(["lm-head"], out, None, verify=False)
+    return result
+
+
+def _read_gradebook(path: Path) -> dict[str, dict]:
+    with open(path, newline="") as handle:
+        return {row["student"]: row for row in csv.DictReader(handle)}
+
+
+@pytest.fixture
+def cohort(built, tmp_path):
+    solution = nbformat.read(built.solution, as_version=4)
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    nbformat.write(solution, folder / "alice.ipynb")
+    nbformat.write(with_mistake(solution, MISTAKES["loss-summed"]), folder / "bob.ipynb")
+    write_export_zip(with_stubs(solution, ["lm_head_backward"]), folder / "carol.zip", "lm-head")
+    (folder / "dave.ipynb").write_text("{not json")
+    return folder
+
+
+def test_grades_a_folder_with_gradebook_results_and_feedback(built, cohort, tmp_path):
+    out = tmp_path / "out"
+    result = grade_batch([cohort], built.autograder_zip, out, workers=2, timeout=20, canvas_csv=True)
+    book = _read_gradebook(out / "gradebook.csv")
+    assert set(book) == {"alice", "bob", "carol", "dave"}
+    assert book["alice"]["total"] == book["alice"]["possible"] == "20"
+    assert float(book["bob"]["total"]) < 20 and "loss-summed" in book["bob"]["mistakes"]
+    assert book["carol"]["q5"] == "0" and book["carol"]["status"] == "graded"
+    assert book["dave"]["status"] == "rejected" and "not JSON" in book["dave"]["note"]
+    assert list(book["alice"])[:5] == ["student", "name", "email", "total", "possible"]
+    for student in book:
+        data = json.loads((out / student / "results.json").read_text())
+        assert {"score", "tests", "output"} <= set(data)
+        assert all({"name", "score", "max_score", "status", "output", "visibility"} <= set(t) for t in data["tests"])
+        assert (out / student / "feedback.md").read_text().startswith("# Feedback: lm-head")
+    feedback = (out / "bob" / "feedback.md").read_text()
+    assert "Loss summed, not averaged" in feedback
+    with open(out / "gradebook_canvas.csv", newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+    assert rows[1][0] == "Points Possible" and rows[1][5] == "20"
+    assert result.graded == 4 and result.skipped == 0 and not result.interrupted
+    # the class report renders from this real output
+    html = build_report(out)
+    assert "Loss summed, not averaged" in html and "dave" in html
+
+
+def test_rerun_resumes_and_force_regrades(built, cohort, tmp_path):
+    out = tmp_path / "out"
+    grade_batch([cohort], built.autograder_zip, out, workers=2, timeout=20)
+    again = grade_batch([cohort], built.autograder_zip, out, workers=2, timeout=20)
+    assert (again.graded, again.skipped) == (0, 4)
+    (cohort / "alice.ipynb").write_text((cohort / "alice.ipynb").read_text() + " ")   # changed file
+    changed = grade_batch([cohort], built.autograder_zip, out, workers=2, timeout=20)
+    assert (changed.graded, changed.skipped) == (1, 3)
+    forced = grade_batch([cohort], built.autograder_zip, out, workers=2, timeout=20, force=True)
+    assert (forced.graded, forced.skipped) == (4, 0)
+
+
+def test_interrupt_leaves_a_consistent_partial_gradebook_and_rerun_finishes(built, cohort, tmp_path):
+    out = tmp_path / "out"
+    seen = []
+
+    def stop_after_two(entry, outcome, skipped):
+        seen.append(entry.student)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    partial = grade_batch([cohort], built.autograder_zip, out, workers=1, timeout=20, on_done=stop_after_two)
+    assert partial.interrupted
+    book = _read_gradebook(out / "gradebook.csv")
+    assert set(book) == set(seen)                              # exactly what finished, nothing half-done
+    assert all((out / s / "results.json").is_file() for s in book)
+    rest = grade_batch([cohort], built.autograder_zip, out, workers=2, timeout=20)
+    assert (rest.graded, rest.skipped) == (2, 2)
+    assert len(_read_gradebook(out / "gradebook.csv")) == 4
+
+
+def test_gradescope_export_with_metadata_and_duplicate_submissions(built, tmp_path):
+    solution = nbformat.read(built.solution, as_version=4)
+    export = tmp_path / "export"
+    for key, nb in (("submission_1", solution), ("submission_2", with_stubs(solution, ["softmax"])),
+                    ("submission_3", with_mistake(solution, MISTAKES["dw-transposed"]))):
+        (export / key).mkdir(parents=True)
+        write_export_zip(nb, export / key / "lm-head.zip", "lm-head")
+    (export / "submission_metadata.yml").write_text("""
+submission_1:
+  :submitters:
+  - :name: Ada Lovelace
+    :sid: '1001'
+    :email: ada@example.edu
+  :created_at: 2026-11-20 10:00:00.000000000 -08:00
+submission_2:
+  :submitters:
+  - :name: Ada Lovelace
+    :sid: '1001'
+    :email: ada@example.edu
+  :created_at: 2026-11-21 09:00:00.000000000 -08:00
+submission_3:
+  :submitters:
+  - :name: Alan Turing
+    :sid: '1002'
+    :email: alan@example.edu
+  :created_at: 2026-11-20 11:00:00.000000000 -08:00
+""")
+    entries = discover([export])
+    assert [(e.student, e.name, e.email) for e in entries] == [
+        ("1001", "Ada Lovelace", "ada@example.edu"), ("1002", "Alan Turing", "alan@example.edu")]
+    assert entries[0].path.parent.name == "submission_2"          # the later of Ada's two
+    assert "2 submissions; graded the latest" in entries[0].note
+    out = tmp_path / "out"
+    grade_batch([export], built.autograder_zip, out, workers=2, timeout=20)
+    book = _read_gradebook(out / "gradebook.csv")
+    assert book["1001"]["name"] == "Ada Lovelace" and book["1001"]["q3"] == "0"
+    assert "graded the latest" in book["1001"]["note"]
+    assert "dw-transposed" in book["1002"]["mistakes"]
+
+
+def test_cli_prints_a_summary_and_reports_bad_input(built, cohort, tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(main, ["grade", str(cohort / "alice.ipynb"), str(cohort / "bob.ipynb"),
+                                  "-a", str(built.autograder_zip), "-o", str(tmp_path / "o"), "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    assert "alice" in result.output and "2 students: 2 graded" in result.output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = runner.invoke(main, ["grade", str(empty), "-a", str(built.autograder_zip), "-o", str(tmp_path / "o2")])
+    assert result.exit_code == 1 and "no submissions found" in result.output
+    bad_zip = tmp_path / "bad.zip"
+    bad_zip.write_bytes(b"not a zip")
+    result = runner.invoke(main, ["grade", str(cohort), "-a", str(bad_zip), "-o", str(tmp_path / "o3")])
+    assert result.exit_code == 1 and "not a readable autograder zip" in result.output
