@@ -2,12 +2,16 @@
 results.json and a feedback.md the student can read."""
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 
 #: How much of the student's printed output is kept in the feedback.
 STDOUT_FEEDBACK_CHARS = 4000
 
 STATUSES = ("graded", "rejected", "timeout", "error")
+
+#: The notice the sandbox appends when it dropped output (``OutputBuffer.text``).
+_DROPPED = re.compile(r"\n\[output truncated: the first (\d+) bytes are shown; about (\d+) more were not kept\]\s*$")
 
 
 @dataclass(frozen=True)
@@ -77,9 +81,18 @@ def _summary(outcome: GradeOutcome) -> str:
         lines.append(f"Status: **{outcome.status}**.")
     lines += [f"- {note}" for note in outcome.notes]
     if outcome.stdout.strip():
-        shown = outcome.stdout[:STDOUT_FEEDBACK_CHARS]
-        cut = " (shortened)" if len(outcome.stdout) > STDOUT_FEEDBACK_CHARS else ""
+        # The sandbox ends output it did not keep with a notice; keep that notice
+        # in view however much of the output itself is cut here.
+        printed, found = outcome.stdout, _DROPPED.search(outcome.stdout)
+        if found:
+            printed = printed[:found.start()]
+        shown = printed[:STDOUT_FEEDBACK_CHARS]
+        cut = " (shortened)" if len(printed) > STDOUT_FEEDBACK_CHARS or found else ""
         lines += ["", f"What your notebook printed{cut}:", "", "```", shown.rstrip(), "```"]
+        if found:
+            kept, dropped = int(found.group(1)), int(found.group(2))
+            lines += ["", f"Output truncated: your notebook printed about {kept + dropped:,} bytes; the grader "
+                      f"kept the first {kept:,} and dropped the rest."]
     lines += ["", f"_Graded in a sandbox ({outcome.isolation})._"]
     return "\n".join(lines)
 
