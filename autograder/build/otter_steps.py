@@ -60,7 +60,8 @@ def score_of(results: dict) -> tuple[float, float]:
     """(score, possible) of an otter results.json, summed over the graded tests."""
     graded = [t for t in results.get("tests", []) if t.get("max_score") is not None]
     score = results.get("score", sum(float(t.get("score") or 0) for t in graded))
-    return float(score), float(sum(float(t["max_score"]) for t in graded))
+    # Points are split into decimals per test; sums carry float round-off.
+    return round(float(score), 6), round(float(sum(float(t["max_score"]) for t in graded)), 6)
 
 
 def _tail(proc: subprocess.CompletedProcess, lines: int = 25) -> str:
