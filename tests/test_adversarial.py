@@ -1,0 +1,451 @@
+"""Does a hostile submission gain nothing, through `grader grade` and through `otter run`?
+
+Every attack of ``tests/adversarial.py`` is graded on its export zip both
+ways, as an instructor would run them (subprocesses, the built autograder
+zip). For each run:
+
+- it scores no more than the untouched student notebook does on the same path;
+- the grader returns within its time limit plus 5 s, plus a start-up
+  allowance measured on the untouched notebook (see ``Lab.allowance``);
+- nothing it started survives (processes carrying its marker in their
+  command line or environment, or running as the uid its sandbox had);
+- no file named with its marker appears outside the sandbox, nothing
+  reaches the test's loopback port, and the outputs are not rewritten after
+  the grader returned;
+- results.json is valid Gradescope JSON, reveals no hidden test or
+  reference source, and says what happened.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.build import build
+from autograder.grading.bulk import _student_id
+from autograder.grading.results import STATUSES
+from autograder.sandbox import Limits
+from tests.adversarial import (ATTACKS, BY_NAME, NOTEBOOK, SESSION, AttackContext, attacked, marker,
+                               without_plugin, write_zip, zip_members)
+
+ROOT = Path(__file__).resolve().parent.parent
+#: ``grader grade --timeout``: the wall-clock budget of one submission.
+GRADE_TIMEOUT = 6.0
+#: Under ``otter run`` the plugin grades with the default limits.
+OTTER_LIMIT = Limits().wall_seconds_total
+SLACK = 5.0
+PATHS = ("grader-grade", "otter-run")
+#: How long a run may take before the test gives up on it (and fails).
+HARD_TIMEOUT = 180.0
+#: A process or file may take this long to disappear after the grader returned.
+GRACE = 1.0
+#: How long the outputs must stay untouched after the grader returned, for attacks that start processes.
+WATCH = 3.0
+LINGERING = {"fork_bomb", "results_rewriter", "shadowed_support"}
+#: Attacks that do gain marks where the student's code and the tests share a process.
+REAL_ELSEWHERE = ["reference_from_packages", "frames_and_gc", "ndarray_subclass"]
+
+
+class Listener:
+    """A loopback TCP server recording every byte any client sends."""
+
+    def __init__(self) -> None:
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(16)
+        self.server.settimeout(0.2)
+        self.port = self.server.getsockname()[1]
+        self.received = bytearray()
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.settimeout(1.0)
+            try:
+                while chunk := conn.recv(65536):
+                    self.received += chunk
+            except OSError:
+                pass
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+        self.server.close()
+
+
+@dataclass
+class Run:
+    """One grading run: its results.json, how long it took, and the files it wrote."""
+
+    path: str
+    results: dict | None
+    seconds: float
+    returncode: int | None
+    log: str
+    outputs: list[Path] = field(default_factory=list)
+
+
+def _env(with_repo: bool = True) -> dict[str, str]:
+    """The environment of a run: otter imports the plugin from this working tree (as the build's
+    own check does); otter's own grading needs nothing of the repository."""
+    env = dict(os.environ)
+    if with_repo:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def _otter() -> str:
+    return shutil.which("otter", path=str(Path(sys.executable).parent)) or shutil.which("otter") or "otter"
+
+
+def _run(cmd: list[str], cwd: Path, with_repo: bool = True) -> tuple[float, int | None, str]:
+    """Run ``cmd`` with its output going to files (an escaped process holding a pipe
+    must not delay the measurement); kill its process group if it hangs."""
+    out, err = cwd / "stdout.txt", cwd / "stderr.txt"
+    with open(out, "wb") as so, open(err, "wb") as se:
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=_env(with_repo), stdout=so, stderr=se, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        try:
+            code = proc.wait(timeout=HARD_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            code = None
+        seconds = time.monotonic() - start
+    log = (out.read_text(errors="replace")[-3000:] + err.read_text(errors="replace")[-3000:])
+    return seconds, code, log
+
+
+def grade(lab: "Lab", path: str, submission: Path, folder: Path) -> Run:
+    """Grade ``submission`` through ``path`` with working folder ``folder``."""
+    folder.mkdir(parents=True)
+    out = folder / "out"
+    out.mkdir()
+    if path == "grader-grade":
+        cmd = [sys.executable, "-m", "autograder.cli", "grade", str(submission), "-a", str(lab.zip),
+               "-o", str(out), "--timeout", f"{GRADE_TIMEOUT:g}"]
+        results_path = out / _student_id(submission.stem) / "results.json"
+    else:
+        cmd = [_otter(), "run", "-a", str(lab.zip), "-o", str(out), str(submission)]
+        results_path = out / "results.json"
+    seconds, code, log = _run(cmd, folder)
+    try:
+        results = json.loads(results_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        results = None
+    outputs = sorted(p for p in out.rglob("*") if p.is_file())
+    return Run(path, results, seconds, code, log, outputs)
+
+
+def results_text(results: dict) -> str:
+    parts = [str(results.get("output", ""))]
+    parts += [str(t.get("output", "")) for t in results.get("tests", []) if isinstance(t, dict)]
+    return "\n".join(parts)
+
+
+def check_valid(results: dict | None, log: str) -> None:
+    """Gradescope's results.json: a score, a summary, and every test with its score and output."""
+    assert isinstance(results, dict), f"no valid results.json; the grader said:\n{log}"
+    assert isinstance(results.get("score"), (int, float)) and not isinstance(results["score"], bool), results
+    assert isinstance(results.get("output"), str) and results["output"].strip(), "results.json has no summary"
+    tests = results.get("tests")
+    assert isinstance(tests, list) and tests, "results.json should list the tests"
+    for test in tests:
+        assert isinstance(test.get("name"), str) and test["name"], test
+        assert isinstance(test.get("score"), (int, float)) and isinstance(test.get("max_score"), (int, float)), test
+        assert 0 <= test["score"] <= test["max_score"] + 1e-9, test
+        assert isinstance(test.get("output"), str), f"test {test['name']} has no output"
+    assert abs(sum(t["score"] for t in tests) - results["score"]) < 1e-3, "the score is not the sum of the tests"
+    assert results.get("extra_data", {}).get("status") in STATUSES, "results.json should give the status"
+
+
+# ------------------------------------------------------------------ scanning
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
+
+
+def processes_of(mark: str, uids: set[int]) -> dict[int, str]:
+    """Live processes carrying ``mark`` in their command line or environment, named after the
+    session (``/proc/<pid>/comm``: forks that never exec), or running as one of ``uids``."""
+    found = {}
+    token = mark.encode()
+    tag = SESSION.encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        stat = _read(f"/proc/{name}/stat").decode(errors="replace")
+        if not stat or stat[stat.rfind(")") + 2:][:1] in ("Z", "X", ""):
+            continue
+        status = _read(f"/proc/{name}/status").decode(errors="replace")
+        uid_line = next((line for line in status.splitlines() if line.startswith("Uid:")), "Uid: -1")
+        cmdline = _read(f"/proc/{name}/cmdline")
+        if token in cmdline or token in _read(f"/proc/{name}/environ") or int(uid_line.split()[1]) in uids \
+                or _read(f"/proc/{name}/comm").strip() == tag:
+            found[int(name)] = cmdline.replace(b"\0", b" ").decode(errors="replace")[:200]
+    return found
+
+
+def files_named(mark: str, roots: list[tuple[Path, int]]) -> list[Path]:
+    """Files and folders whose name holds ``mark`` under each ``(root, depth)``."""
+    found: set[Path] = set()
+    for root, depth in roots:
+        if not root.is_dir():
+            continue
+        base = len(root.parts)
+        for dirpath, dirnames, filenames in os.walk(root, onerror=lambda _e: None):
+            here = Path(dirpath)
+            dirnames[:] = [d for d in dirnames if d not in (".git", "proc", "sys")]
+            for name in dirnames + filenames:
+                if mark in name:
+                    found.add(here / name)
+            if len(here.parts) - base >= depth:
+                dirnames[:] = []
+    return sorted(found)
+
+
+def sandbox_uids(results: dict | None, mark: str) -> set[int]:
+    """The uids the submission's code reported running as (every attack prints them first)."""
+    text = results_text(results) if results else ""
+    uids = {int(u) for u in re.findall(re.escape(mark) + r" uid=(\d+)", text)}
+    return {u for u in uids if u not in (0, os.getuid())}
+
+
+def snapshot(paths: list[Path]) -> dict[str, tuple[int, bytes]]:
+    return {str(p): (p.stat().st_mtime_ns, p.read_bytes()) for p in paths if p.is_file()}
+
+
+def _kill(pids) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _remove(paths) -> None:
+    for path in paths:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                path.unlink()
+            except OSError:
+                pass
+
+
+# ------------------------------------------------------------------ the lab
+
+@dataclass
+class Lab:
+    root: Path
+    zip: Path
+    stub: nbformat.NotebookNode
+    listener: Listener
+    secrets: list[str]
+    baseline: dict[str, Run] = field(default_factory=dict)
+
+    def context(self, name: str, cwd: Path) -> AttackContext:
+        return AttackContext(marker(name), self.listener.port, (str(ROOT), str(self.root), str(cwd)))
+
+    def allowance(self, path: str) -> float:
+        """Start-up cost of one run on ``path``: the untouched notebook's run time (interpreter,
+        otter and pytest imports, the kernel for otter, the sandbox start), plus half of it for
+        the noise of a shared 2-core machine."""
+        return 1.5 * self.baseline[path].seconds
+
+    def limit(self, path: str) -> float:
+        return (GRADE_TIMEOUT if path == "grader-grade" else OTTER_LIMIT) + SLACK + self.allowance(path)
+
+    def scan_roots(self, cwd: Path) -> list[tuple[Path, int]]:
+        home = Path(os.path.expanduser("~"))
+        return [(Path("/tmp"), 7), (Path("/var/tmp"), 3), (Path("/dev/shm"), 3), (ROOT, 10), (home, 2),
+                (self.root, 12), (cwd, 12), (Path("/"), 1), (Path("/autograder"), 4), (Path("/work"), 2),
+                (Path("/usr/local/lib"), 1)]
+
+
+def _hidden_lines(zip_path: Path, public: str) -> list[str]:
+    """Distinctive source lines of the hidden tests and the references (none is in the student notebook)."""
+    lines = set()
+    with zipfile.ZipFile(zip_path) as zf:
+        for name in zf.namelist():
+            if name.startswith("files/lmhead_support/hidden/test_") or name.endswith("solutions/head_and_loss.py"):
+                for line in zf.read(name).decode().splitlines():
+                    line = line.strip()
+                    if len(line) >= 30 and not line.startswith(("#", '"""')) and line not in public:
+                        lines.add(line)
+        config = json.loads(zf.read("files/lmhead_support/hidden_config.json"))
+    return sorted(lines) + [f"hidden_seed\": {config['hidden_seed']}", str(config["hidden_seed"])]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    root = tmp_path_factory.mktemp("adversarial")
+    (result,) = build(["lm-head"], root / "dist", None, verify=False)
+    stub = nbformat.read(result.student, as_version=4)
+    listener = Listener()
+    public = nbformat.writes(stub)
+    lab = Lab(root, result.autograder_zip, stub, listener, _hidden_lines(result.autograder_zip, public))
+    submission = root / "stub.zip"
+    write_zip(zip_members(stub), submission)
+    for path in PATHS:
+        run = grade(lab, path, submission, root / f"baseline-{path}")
+        check_valid(run.results, run.log)
+        lab.baseline[path] = run
+    yield lab
+    listener.close()
+
+
+def test_the_corpus_has_at_least_fifteen_attacks_each_otherwise_a_stub(tmp_path):
+    """Quick: every attack builds a zip whose notebook parses, keeps every student function
+    and the stub's other cells, and carries its marker."""
+    assert len(ATTACKS) >= 15
+    assert len({a.name for a in ATTACKS}) == len(ATTACKS)
+    stub = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("import otter\ngrader = otter.Notebook('lm-head.ipynb')"),
+        nbformat.v4.new_code_cell("import numpy as np"),
+        *[nbformat.v4.new_code_cell(f"def {name}(a):\n    ...\n") for name in
+          ("next_token_batch", "lm_head", "softmax", "cross_entropy_loss", "lm_head_backward",
+           "numerical_gradient", "max_rel_err")],
+        nbformat.v4.new_code_cell('grader.check("q1")')])
+    for attack in ATTACKS:
+        ctx = AttackContext(marker(attack.name), 1, (str(tmp_path),))
+        members, kind = attack.build(stub, ctx)
+        assert kind == "zip" and NOTEBOOK in members
+        nb = nbformat.reads(members[NOTEBOOK], as_version=4)
+        sources = [c.source for c in nb.cells]
+        assert sum(s.startswith("def ") for s in sources) == 7, attack.name
+        assert sources[0] == stub.cells[0].source and sources[-1] == stub.cells[-1].source
+        everything = json.dumps({k: v if isinstance(v, str) else v.decode("latin-1") for k, v in members.items()})
+        assert ctx.marker in everything, attack.name
+        write_zip(members, tmp_path / f"{attack.name}.zip")
+    notebook = attacked(stub, AttackContext("m", 1, ()))
+    assert len(notebook.cells) == len(stub.cells) + 1
+
+
+@pytest.mark.slow
+def test_the_untouched_notebook_scores_zero_both_ways(lab):
+    for path, run in lab.baseline.items():
+        assert run.returncode == 0, run.log
+        assert run.results["score"] == 0, path
+        assert run.results["extra_data"]["status"] == "graded"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", REAL_ELSEWHERE)
+def test_the_attacks_are_real_where_the_tests_share_the_kernel(lab, name):
+    """Control: otter's own grading (the same zip, plugin off) gives these attacks marks,
+    so their zeros through the trusted grader are the sandbox's doing."""
+    folder = lab.root / f"control-{name}"
+    folder.mkdir()
+    plain = without_plugin(lab.zip, folder / "autograder-without-plugin.zip")
+    submission = folder / f"{name}.zip"
+    write_zip(BY_NAME[name].build(lab.stub, lab.context(name, folder))[0], submission)
+    (folder / "out").mkdir()
+    seconds, code, log = _run([_otter(), "run", "-a", str(plain), "-o", str(folder / "out"), str(submission)], folder,
+                              with_repo=False)
+    try:
+        results = json.loads((folder / "out" / "results.json").read_text(encoding="utf-8"))
+        earned = sum(float(t.get("score") or 0) for t in results["tests"])
+        print(f"\nCONTROL {name} | otter without the plugin | {earned:g} points | {seconds:.1f} s")
+        assert earned > lab.baseline["otter-run"].results["score"], log
+    finally:
+        _kill(processes_of(marker(name), set()))
+        _remove(files_named(marker(name), lab.scan_roots(folder)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
+def test_an_attack_gains_nothing(lab, attack, path):
+    folder = lab.root / f"{attack.name}-{path}"
+    ctx = lab.context(attack.name, folder)
+    mark = ctx.marker
+    submission = lab.root / "submissions" / path / f"{attack.name}.zip"
+    submission.parent.mkdir(parents=True, exist_ok=True)
+    members, kind = attack.build(lab.stub, ctx)
+    assert kind == "zip"
+    write_zip(members, submission)
+    received_before = len(lab.listener.received)
+
+    run = grade(lab, path, submission, folder)
+    returned = time.monotonic()
+    uids = sandbox_uids(run.results, mark)
+    survivors, leaked = {}, []
+    try:
+        # Survivors: give the cleanup a moment, then nothing may be left.
+        while True:
+            survivors = processes_of(mark, uids)
+            if not survivors or time.monotonic() - returned > GRACE:
+                break
+            time.sleep(0.1)
+        leaked = files_named(mark, lab.scan_roots(folder))
+        if attack.name in LINGERING:
+            before = snapshot(run.outputs)
+            time.sleep(max(0.0, WATCH - (time.monotonic() - returned)))
+            rewritten = [p for p, v in snapshot(run.outputs).items() if before.get(p) != v]
+        else:
+            rewritten = []
+        late = processes_of(mark, uids)
+
+        isolation = (run.results or {}).get("extra_data", {}).get("isolation", "?")
+        print(f"\nADVERSARIAL {attack.name} | {path} | score {run.results and run.results.get('score')} "
+              f"| {run.seconds:.1f} s (limit {lab.limit(path):.1f}) | isolation {isolation} | sandbox uids "
+              f"{sorted(uids)} | survivors {len(survivors)} | leaked {len(leaked)} | status "
+              f"{(run.results or {}).get('extra_data', {}).get('status')}")
+
+        assert isinstance(run.results, dict), f"no results.json; the grader said:\n{run.log}"
+        stub_score = lab.baseline[path].results["score"]
+        assert run.results.get("score", 0) <= stub_score + 1e-9, (
+            f"{attack.name} scored {run.results['score']} through {path}; the stub scores {stub_score}")
+        assert run.returncode == 0, f"the grader failed:\n{run.log}"
+        check_valid(run.results, run.log)
+        assert run.seconds <= lab.limit(path), (
+            f"{path} took {run.seconds:.1f} s on {attack.name}; the limit is {lab.limit(path):.1f} s")
+        assert not survivors, f"processes of {attack.name} survived the grader: {survivors}"
+        assert not late, f"processes of {attack.name} appeared after the grader returned: {late}"
+        assert not leaked, f"{attack.name} left files outside its sandbox: {leaked}"
+        assert not rewritten, f"{attack.name} rewrote {rewritten} after the grader returned"
+        assert mark.encode() not in bytes(lab.listener.received[received_before:]), \
+            f"{attack.name} reached the test's loopback port"
+        text = results_text(run.results)
+        assert '"score": 100' not in json.dumps(run.results)
+        shown = [line for line in lab.secrets if line in text]
+        assert not shown, f"results.json shows hidden test or reference source: {shown[:3]}"
+        assert any(re.search(pattern, text) for pattern in attack.says), (
+            f"results.json of {attack.name} ({path}) should say what happened ({attack.says}); it says:\n"
+            f"{text[:3000]}")
+        if path == "grader-grade":
+            gradebook = (folder / "out" / "gradebook.csv").read_text()
+            row = next(line for line in gradebook.splitlines() if line.startswith(_student_id(attack.name) + ","))
+            assert row.split(",")[3] == f"{run.results['score']:g}"
+    finally:
+        _kill(processes_of(mark, uids))
+        _remove(files_named(mark, lab.scan_roots(folder)))
