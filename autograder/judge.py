@@ -162,16 +162,27 @@ def check_gradient_consistency(
             raise Feedback(f"the loss should be a number, got a {type(value).__name__}.")
         return float(value)
 
+    consistent = True
     for _ in range(directions):
         result = projection_check(scalar_loss, x, rng, grad=grad)
         if not np.isfinite(result.numerical):
             raise Feedback(f"your loss is not finite near these `{x_name}`, so `{grad_name}` cannot "
                            "be checked against it: make the loss numerically stable first.")
         if not result.passed:
-            if loss_is_right:
-                raise Feedback(f"Your loss is right, but `{grad_name}` is not its gradient: nudging "
-                               f"`{x_name}` along a random direction changes your loss by a different "
-                               f"amount than `{grad_name}` predicts. Fix the gradient.")
-            raise Feedback(f"Both need work: the loss is wrong, and `{grad_name}` is not the gradient "
-                           "of your own loss either (a finite-difference check of your loss disagrees "
-                           f"with `{grad_name}`).")
+            consistent = False
+            break
+    # Credit needs both: a gradient that agrees with a wrong loss (constant
+    # zeros agree with a constant loss) earns nothing, but the message still
+    # says which of the two to fix.
+    if consistent and loss_is_right:
+        return
+    if consistent:
+        raise Feedback(f"`{grad_name}` is the gradient of your loss, but the loss itself is wrong: "
+                       f"fix the loss and check `{grad_name}` again.")
+    if loss_is_right:
+        raise Feedback(f"Your loss is right, but `{grad_name}` is not its gradient: nudging "
+                       f"`{x_name}` along a random direction changes your loss by a different "
+                       f"amount than `{grad_name}` predicts. Fix the gradient.")
+    raise Feedback(f"Both need work: the loss is wrong, and `{grad_name}` is not the gradient "
+                   "of your own loss either (a finite-difference check of your loss disagrees "
+                   f"with `{grad_name}`).")

@@ -91,3 +91,26 @@ def test_feedback_never_shows_hidden_values():
         if not r.passed:
             numbers = re.findall(r"\d+\.\d{3,}", r.message)
             assert numbers == [], r.message
+
+
+def _zeros_like(value):
+    import numpy as np
+    if isinstance(value, np.ndarray):
+        return np.zeros_like(value)
+    if isinstance(value, tuple):
+        return tuple(_zeros_like(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _zeros_like(v) for k, v in value.items()}
+    return type(value)(0)
+
+
+@pytest.mark.parametrize("function", sorted(STUDENT_FUNCTIONS))
+def test_constant_zeros_of_the_right_shape_earn_next_to_nothing(function):
+    """Zeros shaped like the answer pass only tests whose answer is zero
+    (an empty mask, a one-position causal mask), and never a test that
+    compares a gradient with the student's own loss or head."""
+    results = _run(function, _namespace({f: (lambda f=f: lambda *a: _zeros_like(getattr(solutions, f)(*a)))()
+                                         for f in STUDENT_FUNCTIONS}))
+    passed = [name for name, r in results.items() if r.passed]
+    assert not [n for n in passed if "own" in n], passed
+    assert len(passed) <= max(1, len(results) // 4), passed

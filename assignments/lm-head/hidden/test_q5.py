@@ -27,6 +27,11 @@ def test_gradients_agree_with_your_own_head(student, rng, B, T, C, V):
 
     hidden, W, b = rng.standard_normal((B, T, C)), rng.standard_normal((C, V)), rng.standard_normal(V)
     upstream = rng.standard_normal((B, T, V))
+    # Agreement with a wrong head proves nothing (zeros agree with zeros):
+    # the head itself must be right before its backward can earn this test.
+    if not check_array("logits", call(student, "lm_head", hidden, W, b), ref.lm_head(hidden, W, b)).ok:
+        raise Feedback("This test checks your backward pass against your own `lm_head`, which does "
+                       "not give the right logits yet: fix question 2 first.")
     grads = unpack(call(student, "lm_head_backward", hidden, W, upstream), "lm_head_backward",
                    ("dW_head", "db_head", "dhidden"))
     forwards = {
