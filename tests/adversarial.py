@@ -173,9 +173,11 @@ _MARK = __MARKER__
 _PLACES = __PLACES__
 
 def _adv_roots():
-    roots = list(_PLACES) + [p for p in sys.path if p]
-    roots += ["lmhead_support", "../source", "../source/files/lmhead_support", "../../source/files/lmhead_support",
-              "/autograder", "/autograder/source", "/autograder/source/files/lmhead_support",
+    # Where otter puts the autograder's files comes first: a large site-packages
+    # could use up the search budget before the search gets there.
+    roots = ["lmhead_support", "../source", "../source/files/lmhead_support", "../../source/files/lmhead_support"]
+    roots += list(_PLACES) + [p for p in sys.path if p]
+    roots += ["/autograder", "/autograder/source", "/autograder/source/files/lmhead_support",
               "/autograder/results", os.path.expanduser("~"), "/root", "/home", "/work", "/tmp",
               "/var/tmp", "/dev/shm", "/opt", "/srv", "/usr/local/lib", "/usr/lib/python3/dist-packages",
               sys.prefix, getattr(sys, "base_prefix", sys.prefix)]
