@@ -43,14 +43,20 @@ class NotebookNamespace:
             raise AttributeError(name) from None
 
 
-def run_hidden_item(env: dict[str, Any], question: str, test_name: str) -> None:
-    """Raise ``AssertionError`` with the student's feedback unless ``test_name`` passed."""
+def run_hidden_item(env: dict[str, Any], question: str, test_name: str, support: str | None = None) -> None:
+    """Raise ``AssertionError`` with the student's feedback unless ``test_name`` passed.
+
+    ``support`` is the folder holding ``hidden_config.json`` and ``hidden/``;
+    the test cell passes it, since this module may have been imported from an
+    installed copy of the package rather than from that folder.
+    """
+    folder = Path(support) if support else SUPPORT
     key = _fingerprint(env)
     if key not in _results:
-        config = json.loads((SUPPORT / "hidden_config.json").read_text(encoding="utf-8"))
+        config = json.loads((folder / "hidden_config.json").read_text(encoding="utf-8"))
         plugin = HiddenSuitePlugin(student=NotebookNamespace(env), hidden_seed=config["hidden_seed"],
                                    sizes=config["sizes"])
-        paths = [SUPPORT / "hidden" / f"test_{q}.py" for q in config["questions"]]
+        paths = [folder / "hidden" / f"test_{q}.py" for q in config["questions"]]
         _results[key] = run_hidden_suite(paths, plugin)
     result = _results[key].get(question, {}).get(test_name)
     if result is None:
