@@ -2,6 +2,8 @@
 command, and turns ``GraderError`` into a one-line error. No logic lives here."""
 from __future__ import annotations
 
+import sys
+
 import click
 
 from autograder import __version__
@@ -83,7 +85,7 @@ def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, isola
     from autograder.grading.bulk import discover, grade_batch
 
     total = len(discover(paths))
-    with click.progressbar(length=total, label="grading", file=click.get_text_stream("stderr")) as bar:
+    with click.progressbar(length=total, label="grading", file=sys.stderr) as bar:
         result = grade_batch(paths, autograder_zip, out, workers=workers, timeout=timeout, force=force,
                              isolation=isolation, canvas_csv=canvas_csv,
                              on_done=lambda entry, outcome, skipped: bar.update(1))

@@ -5,6 +5,8 @@ core with the terminal's streams; ``GraderError`` becomes a one-line error.
 """
 from __future__ import annotations
 
+import sys
+
 import click
 
 from autograder.cli_support import reports_errors
@@ -34,4 +36,4 @@ def practice(families: tuple[str, ...], n: int, seed: int | None) -> None:
     """
     seed = fresh_seed() if seed is None else seed
     variants = draw_quiz(families, n, seed)
-    run_quiz(variants, click.get_text_stream("stdin"), click.get_text_stream("stdout"), seed=seed)
+    run_quiz(variants, sys.stdin, sys.stdout, seed=seed)
