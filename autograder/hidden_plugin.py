@@ -130,7 +130,7 @@ def forget_modules_under(folder: Path) -> None:
 
 
 class _ItemCollector:
-    """Keeps the collected test functions and their parameters."""
+    """Keeps the collected test items and any collection errors."""
 
     def __init__(self):
         self.items: list = []
@@ -145,6 +145,25 @@ class _ItemCollector:
     def pytest_collectreport(self, report):
         if report.failed:
             self.errors.append(str(report.longrepr))
+
+
+def collect_items(paths: list[str | Path]) -> list:
+    """The pytest items of hidden modules, collected without running them.
+
+    Raises ``RuntimeError`` with pytest's report when a module cannot be collected.
+    """
+    paths = [Path(p).resolve() for p in paths]
+    folders = sorted({p.parent for p in paths})
+    collector = _ItemCollector()
+    for folder in folders:
+        forget_modules_under(folder)
+    args = [*map(str, paths), "--collect-only", "-q", "--noconftest", "--import-mode=importlib",
+            "-p", "no:cacheprovider", "--rootdir", str(folders[0]), "-c", os.devnull, "-W", "ignore"]
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        pytest.main(args, plugins=[collector])
+    if collector.errors:
+        raise RuntimeError("could not collect the hidden tests:\n" + "\n".join(collector.errors))
+    return collector.items
 
 
 @dataclass(frozen=True)
@@ -170,19 +189,8 @@ class CollectedSuite:
     FIXTURES = ("student", "rng", "sizes", "hidden_seed")
 
     def __init__(self, paths: list[str | Path]):
-        paths = [Path(p).resolve() for p in paths]
-        folders = sorted({p.parent for p in paths})
-        collector = _ItemCollector()
-        for folder in folders:
-            forget_modules_under(folder)
-        args = [*map(str, paths), "--collect-only", "-q", "--noconftest", "--import-mode=importlib",
-                "-p", "no:cacheprovider", "--rootdir", str(folders[0]), "-c", os.devnull, "-W", "ignore"]
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            pytest.main(args, plugins=[collector])
-        if collector.errors:
-            raise RuntimeError("could not collect the hidden tests:\n" + "\n".join(collector.errors))
         self.cases: list[_Case] = []
-        for item in collector.items:
+        for item in collect_items(paths):
             fixtures = tuple(f for f in item.fixturenames
                              if f not in getattr(getattr(item, "callspec", None), "params", {}))
             unknown = [f for f in fixtures if f not in self.FIXTURES and f != "request"]
