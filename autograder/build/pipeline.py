@@ -23,14 +23,12 @@ from autograder.build.hidden_items import HiddenItem
 from autograder.build.master import SUPPORT_DIR, hidden_config, render_master
 from autograder.build.otter_steps import otter_assign, otter_run, score_of
 from autograder.build.wheel import build_runtime_wheel
+from autograder.build.zips import write_zip
 from autograder.errors import BuildError
 
 #: Parts of the ``autograder`` package the hidden suite needs at grading time;
 #: the build pipeline and the command line stay out of the zip.
 _RUNTIME_EXCLUDE = {"build", "cli.py", "cli_questions.py", "cli_support.py", "resources.py", "__pycache__"}
-
-#: Fixed timestamp for zip members, so two builds give identical zips.
-_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
 @dataclass(frozen=True)
@@ -74,14 +72,10 @@ def _normalize_notebook(path: Path) -> None:
 
 def _normalize_zip(source: Path, dest: Path) -> None:
     """Rewrite a zip with sorted members and fixed timestamps."""
-    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as zout:
-        for name in sorted(zin.namelist()):
-            if name.endswith("/") or "__pycache__" in name:
-                continue
-            info = zipfile.ZipInfo(name, date_time=_ZIP_DATE)
-            info.external_attr = zin.getinfo(name).external_attr
-            info.compress_type = zipfile.ZIP_DEFLATED
-            zout.writestr(info, zin.read(name))
+    with zipfile.ZipFile(source) as zin:
+        write_zip(dest, ((name, zin.read(name), zin.getinfo(name).external_attr)
+                         for name in sorted(zin.namelist())
+                         if not name.endswith("/") and "__pycache__" not in name))
 
 
 def _build_one(settings: AssignmentSettings, scratch: Path, verify: bool) -> BuildResult:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import zipfile
 from pathlib import Path
 
 import autograder
 import solutions
+from autograder.build.zips import write_zip
 
 DIST_NAME = "lmhead_grader"
 
@@ -23,8 +23,6 @@ _SKIP = {"build", "cli.py", "cli_questions.py", "cli_practice.py", "cli_report.p
          "report.py", "__pycache__"}
 
 _REQUIRES = ["numpy>=1.24", "pytest>=7.4", "nbformat>=5.9", "PyYAML>=6.0", "otter-grader>=7.0.0,<7.1"]
-
-_ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
 def _files(package_dir: Path, package: str) -> list[tuple[str, bytes]]:
@@ -58,10 +56,5 @@ def build_runtime_wheel(dest_dir: Path) -> Path:
     members.append((f"{dist_info}/RECORD", record.encode()))
     dest_dir.mkdir(parents=True, exist_ok=True)
     path = dest_dir / f"{DIST_NAME}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, data in members:
-            info = zipfile.ZipInfo(name, date_time=_ZIP_DATE)
-            info.external_attr = 0o644 << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            zf.writestr(info, data)
+    write_zip(path, ((name, data, 0o644 << 16) for name, data in members))
     return path

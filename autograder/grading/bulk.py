@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import multiprocessing
 import multiprocessing.util
@@ -158,7 +159,7 @@ def _sha256(path: Path) -> str:
 def _write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:   # text keeps its own line ends
         handle.write(text)
     os.replace(tmp, path)
 
@@ -316,22 +317,19 @@ def write_gradebook(out: Path, entries: list[Entry], ag: LoadedAutograder, *, ca
 
 
 def _write_csv(path: Path, columns: list[str], rows: list[dict]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(tmp, path)
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=columns, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    _write_atomic(path, text.getvalue())
 
 
 def _write_canvas_csv(path: Path, ag: LoadedAutograder, rows: list[dict]) -> None:
     """Canvas's gradebook import: Student, ID, SIS User ID, SIS Login ID, Section, then the assignment."""
-    column = f"{ag.assignment}"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", column])
-        writer.writerow(["Points Possible", "", "", "", "", f"{ag.possible:g}"])
-        for r in rows:
-            writer.writerow([r["name"] or r["student"], "", r["student"], r["email"], "", r["total"]])
-    os.replace(tmp, path)
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", ag.assignment])
+    writer.writerow(["Points Possible", "", "", "", "", f"{ag.possible:g}"])
+    for r in rows:
+        writer.writerow([r["name"] or r["student"], "", r["student"], r["email"], "", r["total"]])
+    _write_atomic(path, text.getvalue())
