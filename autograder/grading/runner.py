@@ -101,17 +101,26 @@ class SandboxStudent:
         if name.startswith("_") or params is None:
             raise AttributeError(name)
 
-        def call(*args: Any) -> Any:
+        def isolated_call(*args: Any) -> tuple[Any, dict[int, np.ndarray]]:
+            """The value, and the array arguments the function changed in the sandbox.
+
+            ``args`` cross as copies, so they are never touched here: the
+            judge needs no copies of its own (see ``judge.call``).
+            """
             result = self._session.call(name, *args)
             if not result.ok:
                 raise StudentCallFailed(str(result.error))
-            for index, after in result.args_after.items():
-                given = args[index]
-                if isinstance(given, np.ndarray) and isinstance(after, np.ndarray) \
-                        and after.shape == given.shape:
-                    np.copyto(given, after, casting="unsafe")   # show the judge the mutation
-            return result.value
+            return result.value, result.args_after
 
+        def call(*args: Any) -> Any:
+            value, changed = isolated_call(*args)
+            for index, after in changed.items():
+                given = args[index] if index < len(args) else None
+                if isinstance(given, np.ndarray) and after.shape == given.shape:
+                    np.copyto(given, after, casting="unsafe")   # show the caller the mutation
+            return value
+
+        call.isolated_call = isolated_call
         call.__name__ = name
         call.__signature__ = inspect.Signature(
             [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])

@@ -3,10 +3,13 @@
 Only plain data crosses: ``None``, ``bool``, ``int``, ``float``, ``str``,
 NumPy arrays and NumPy scalars of boolean, integer, floating or complex
 dtype, and tuples, lists and dicts (string keys) of those, up to a depth and
-a node count. Arrays travel as ``.npy`` bytes read back with
-``allow_pickle=False`` after their header has been checked, so whatever the
-other side sends, decoding yields fresh, plain ``numpy.ndarray`` objects
-(never a subclass, never an object array) and plain Python containers.
+a node count. Arrays travel as their raw bytes in C order, with dtype and
+shape in the JSON header; the dtype must be a plain bool/int/uint/float/
+complex one and the byte count must match the shape before anything is
+allocated, so whatever the other side sends, decoding yields fresh, plain
+``numpy.ndarray`` objects (never a subclass, never an object array) and
+plain Python containers. (Raw bytes rather than ``.npy``: parsing a
+``.npy`` header per array was a large share of a call's cost.)
 Anything else fails with ``ChannelError`` and a message saying what was
 found and what is accepted.
 
@@ -21,7 +24,7 @@ function from ``Named.function()`` to compute the expected answer.
 
 Messages are framed as an 8-byte big-endian length followed by the body. A
 body is a 4-byte header length, a JSON header (control fields, value trees
-and blob sizes) and the ``.npy`` blobs.
+and blob sizes) and the arrays' bytes.
 
 This module is also executed inside the sandbox, where it is sent as source
 text: it must import nothing but the standard library and NumPy.
@@ -29,10 +32,10 @@ text: it must import nothing but the standard library and NumPy.
 from __future__ import annotations
 
 import functools
-import io
 import json
 import math
 import os
+import re
 import struct
 from typing import Any, Callable, Mapping
 
@@ -47,8 +50,10 @@ MAX_NODES = 100_000
 #: Largest JSON header: arrays travel as blobs, so the header only holds
 #: structure and scalars, and parsing it must stay cheap for the grader.
 MAX_HEADER_BYTES = 2 << 20
-#: Largest ``.npy`` header accepted (NumPy's own default).
-MAX_NPY_HEADER_BYTES = 10_000
+#: Most dimensions an array may have (NumPy's own limit is 64).
+MAX_NDIM = 32
+#: How an array's dtype is written: byte order, kind, item size (``"<f8"``).
+_DTYPE_TEXT = re.compile(r"[<>|][biufc][0-9]{1,2}")
 #: Integers beyond this many bits are refused (no answer in this unit is near it).
 MAX_INT_BITS = 1024
 
@@ -141,7 +146,7 @@ def _array_dtype_ok(dtype: np.dtype) -> bool:
 
 
 class _Encoder:
-    """Turns a value into a JSON tree plus ``.npy`` blobs, enforcing the bounds."""
+    """Turns a value into a JSON tree plus array bytes, enforcing the bounds."""
 
     def __init__(self, max_bytes: int) -> None:
         self.blobs: list[bytes] = []
@@ -162,12 +167,12 @@ class _Encoder:
         if isinstance(value, np.ndarray):
             # A subclass is sent as the plain array it wraps: its methods
             # (and any comparison they override) stay on this side.
-            return {"nd": self._blob(np.ndarray.view(value, np.ndarray))}
+            return {"nd": self._array(np.ndarray.view(value, np.ndarray))}
         if isinstance(value, np.generic):
             if not _array_dtype_ok(value.dtype):
                 raise ChannelError(f"a NumPy scalar of dtype {value.dtype} cannot be sent; "
                                    f"accepted: {_ACCEPTED}.")
-            return {"sc": self._blob(np.asarray(value))}
+            return {"sc": self._array(np.asarray(value))}
         return self._encode_plain(value, depth)
 
     def _encode_plain(self, value: Any, depth: int) -> Any:
@@ -198,19 +203,20 @@ class _Encoder:
             return {"dict": pairs}
         raise ChannelError(f"a value of type {type_name(value)} cannot be sent; accepted: {_ACCEPTED}.")
 
-    def _blob(self, array: np.ndarray) -> int:
+    def _array(self, array: np.ndarray) -> list:
+        """``[blob index, dtype text, shape]``; the bytes go to the blobs in C order."""
         if not _array_dtype_ok(array.dtype):
             raise ChannelError(f"an array of dtype {array.dtype} cannot be sent; accepted dtypes are "
                                "bool, integer, floating and complex.")
+        if array.ndim > MAX_NDIM:
+            raise ChannelError(f"an array of {array.ndim} dimensions cannot be sent (at most {MAX_NDIM}).")
         if self.blob_bytes + array.nbytes > self.max_bytes:
             raise ChannelError(f"the value is too large to send ({self.blob_bytes + array.nbytes} bytes "
                                f"of arrays; at most {self.max_bytes}).")
-        buffer = io.BytesIO()
-        np.lib.format.write_array(buffer, array, allow_pickle=False)
-        blob = buffer.getvalue()
+        blob = array.tobytes(order="C")
         self.blobs.append(blob)
         self.blob_bytes += len(blob)
-        return len(self.blobs) - 1
+        return [len(self.blobs) - 1, array.dtype.str, list(array.shape)]
 
 
 def pack(fields: Mapping[str, Any], values: Mapping[str, Any] | None = None, *,
@@ -239,48 +245,42 @@ def pack(fields: Mapping[str, Any], values: Mapping[str, Any] | None = None, *,
 
 # -- decoding ----------------------------------------------------------------
 
-def _load_npy(blob: bytes) -> np.ndarray:
-    """Read one ``.npy`` blob after checking its header against its length."""
-    buffer = io.BytesIO(blob)
+def _dtype(text: Any) -> np.dtype:
+    """The dtype written as ``text``, if it is one an array may have."""
+    if not isinstance(text, str) or not _DTYPE_TEXT.fullmatch(text):
+        raise ChannelError(f"an array arrived with a malformed dtype {str(text)[:40]!r}.")
     try:
-        version = np.lib.format.read_magic(buffer)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(
-                buffer, max_header_size=MAX_NPY_HEADER_BYTES)
-        elif version == (2, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(
-                buffer, max_header_size=MAX_NPY_HEADER_BYTES)
-        else:
-            raise ChannelError(f"unsupported .npy version {version}.")
-    except ChannelError:
-        raise
-    except Exception as exc:    # any malformed header
-        raise ChannelError(f"an array arrived with a malformed .npy header: {exc}") from None
+        dtype = np.dtype(text)
+    except TypeError:
+        raise ChannelError(f"an array arrived with an unknown dtype {text!r}.") from None
     if not _array_dtype_ok(dtype):
         raise ChannelError(f"an array of dtype {dtype} arrived; accepted dtypes are bool, integer, "
                            "floating and complex.")
-    if any(not isinstance(n, int) or n < 0 for n in shape):
-        raise ChannelError(f"an array arrived with an invalid shape {shape}.")
-    # Checking the size first means a forged header cannot make np.load
+    return dtype
+
+
+def _shape(raw: Any) -> tuple[int, ...]:
+    if not isinstance(raw, list) or len(raw) > MAX_NDIM or \
+            any(not isinstance(n, int) or isinstance(n, bool) or n < 0 for n in raw):
+        raise ChannelError(f"an array arrived with an invalid shape {str(raw)[:80]}.")
+    return tuple(raw)
+
+
+def _array_from(blob: memoryview, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    """A fresh, writable array of ``shape`` from ``blob``, whose length must match exactly."""
+    # Checking the size first means a forged shape cannot make the decoder
     # allocate a huge array for a few bytes of data.
     expected = math.prod(shape) * dtype.itemsize
-    if expected != len(blob) - buffer.tell():
+    if expected != len(blob):
         raise ChannelError(f"an array of shape {shape} and dtype {dtype} arrived with "
-                           f"{len(blob) - buffer.tell()} bytes of data instead of {expected}.")
-    buffer.seek(0)
-    try:
-        array = np.load(buffer, allow_pickle=False)
-    except Exception as exc:
-        raise ChannelError(f"an array could not be read: {exc}") from None
-    if type(array) is not np.ndarray:
-        raise ChannelError(f"an array arrived as a {type_name(array)}, not a plain ndarray.")
-    return array
+                           f"{len(blob)} bytes of data instead of {expected}.")
+    return np.frombuffer(blob, dtype=dtype).reshape(shape).copy()
 
 
 class _Decoder:
     """Rebuilds values from a JSON tree and blobs, enforcing the same bounds."""
 
-    def __init__(self, blobs: list[bytes], allow_named: bool) -> None:
+    def __init__(self, blobs: list[memoryview], allow_named: bool) -> None:
         self.blobs = blobs
         self.used: set[int] = set()
         self.allow_named = allow_named
@@ -306,12 +306,13 @@ class _Decoder:
             raise ChannelError(f"malformed value: unknown tag {sorted(node)[:3]}.")
         tag, payload = next(iter(node.items()))
         if tag in ("nd", "sc"):
-            array = _load_npy(self._take_blob(payload))
-            if tag == "nd":
-                return array
-            if array.ndim != 0:
+            if not isinstance(payload, list) or len(payload) != 3:
+                raise ChannelError("malformed value: an array without (index, dtype, shape).")
+            dtype, shape = _dtype(payload[1]), _shape(payload[2])
+            if tag == "sc" and shape:
                 raise ChannelError("a NumPy scalar arrived with a non-scalar shape.")
-            return array[()]
+            array = _array_from(self._take_blob(payload[0]), dtype, shape)
+            return array if tag == "nd" else array[()]
         if not isinstance(payload, list):
             raise ChannelError(f"malformed value: {tag} without a list of items.")
         if tag == "tuple":
@@ -336,7 +337,7 @@ class _Decoder:
             raise ChannelError("malformed named function.")
         return Named(node["named"], **params)
 
-    def _take_blob(self, index: Any) -> bytes:
+    def _take_blob(self, index: Any) -> memoryview:
         # Each blob may be used once, so a small message cannot decode into
         # many copies of one large array.
         if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(self.blobs) \
@@ -346,7 +347,7 @@ class _Decoder:
         return self.blobs[index]
 
 
-def _split_body(body: bytes) -> tuple[dict, list[bytes]]:
+def _split_body(body: bytes) -> tuple[dict, list[memoryview]]:
     """Parse the JSON header of a message body and cut out its blobs."""
     if len(body) < _HEADER_LENGTH.size:
         raise ChannelError("malformed message: too short.")
@@ -365,9 +366,9 @@ def _split_body(body: bytes) -> tuple[dict, list[bytes]]:
     if any(not isinstance(n, int) or isinstance(n, bool) or n < 0 for n in sizes) \
             or start + header_length + sum(sizes) != len(body):
         raise ChannelError("malformed message: blob sizes do not match the body.")
-    blobs, offset = [], start + header_length
+    blobs, offset, view = [], start + header_length, memoryview(body)
     for size in sizes:
-        blobs.append(body[offset:offset + size])
+        blobs.append(view[offset:offset + size])     # views: no copy until the array is built
         offset += size
     return header, blobs
 
