@@ -158,7 +158,7 @@ def main() -> None:
     ours_per = wall / len(kinds)
     ratio = otter_median / ours_per
     print(f"cohort: {len(kinds)} submissions " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
-    print(f"grader grade statuses: " + ", ".join(f"{n} {k}" for k, n in sorted(statuses.items())))
+    print("grader grade statuses: " + ", ".join(f"{n} {k}" for k, n in sorted(statuses.items())))
     print(f"otter run (sequential, {len(sample)} sampled): median {otter_median:.2f} s per submission")
     print(f"grader grade ({args.workers} workers, all {len(kinds)}): {wall:.1f} s wall, "
           f"{ours_per:.3f} s per submission, peak memory {peak_mb:.0f} MB (limit {MEMORY_LIMIT_MB:.0f} MB)")

@@ -5,7 +5,6 @@ The end-to-end tests run otter (marked slow); they share one verified build.
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 import zipfile
 from pathlib import Path

@@ -27,7 +27,7 @@ import tempfile
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 import yaml
 
@@ -35,7 +35,7 @@ from autograder.errors import GraderError
 from autograder.grading.results import GradeOutcome, feedback_markdown, results_json
 from autograder.grading.runner import LoadedAutograder, grade_submission, load_autograder
 from autograder.hidden_plugin import CollectedSuite
-from autograder.sandbox import Limits, WarmStart
+from autograder.sandbox import ForkServer, Limits, WarmStart
 
 SUBMISSION_SUFFIXES = (".ipynb", ".py", ".zip")
 METADATA_FILE = "submission_metadata.yml"
@@ -193,9 +193,11 @@ _worker_state: dict = {}
 
 
 def _init_worker(ag: LoadedAutograder, suite: CollectedSuite, limits: Limits, isolation: str) -> None:
-    # Each pool process keeps one sandbox worker started ahead (see WarmStart),
-    # stopped when the pool process exits.
-    warm = WarmStart(limits, isolation)
+    # Each pool process forks its sandbox workers from one fork server where
+    # the strongest isolation runs (see ForkServer), and otherwise keeps one
+    # worker started ahead (see WarmStart); either stops with the pool process.
+    server = ForkServer(limits, isolation)
+    warm = server if server.usable else WarmStart(limits, isolation)
     multiprocessing.util.Finalize(None, warm.close, exitpriority=10)
     _worker_state.update(ag=ag, suite=suite, limits=limits, isolation=isolation, warm=warm)
 

@@ -7,7 +7,6 @@ them. Every problem raises ``Rejected`` with a message the student can act on.
 """
 from __future__ import annotations
 
-import io
 import json
 import stat
 import zipfile

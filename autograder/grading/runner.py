@@ -24,7 +24,7 @@ from autograder.grading.intake import IntakeLimits, Rejected, read_submission
 from autograder.grading.results import GradeOutcome, ItemOutcome
 from autograder.hidden_plugin import CollectedSuite, HiddenSuitePlugin, run_hidden_suite
 from autograder.judge import StudentCallFailed
-from autograder.sandbox import Limits, SandboxSession, WarmStart
+from autograder.sandbox import Limits, SandboxSession
 
 #: Where the build puts the hidden suite inside the autograder zip.
 SUPPORT_PREFIX = "files/lmhead_support/"
@@ -141,11 +141,13 @@ def _item_outcomes(ag: LoadedAutograder, results: dict, default_message: str) ->
 
 def grade_program(program: Program, ag: LoadedAutograder, student: str, *,
                   limits: Limits = Limits(), isolation: str = "auto", submission: str = "",
-                  suite: CollectedSuite | None = None, warm: WarmStart | None = None) -> GradeOutcome:
+                  suite: CollectedSuite | None = None, warm: Any = None) -> GradeOutcome:
     """Run ``program`` in a sandbox and judge it with the hidden suite.
 
     ``suite``, when given, is the hidden suite already collected (bulk
     grading collects once per batch); otherwise pytest runs the modules.
+    ``warm`` is a ``WarmStart`` or ``ForkServer`` the sandbox takes its
+    workers from (see ``SandboxSession``).
     """
     start = time.perf_counter()
     notes = list(program.notes)
@@ -187,7 +189,7 @@ def rejected_outcome(ag: LoadedAutograder, student: str, reason: str, submission
 def grade_submission(path: str | Path, ag: LoadedAutograder, student: str, *,
                      limits: Limits = Limits(), isolation: str = "auto",
                      intake_limits: IntakeLimits = IntakeLimits(),
-                     suite: CollectedSuite | None = None, warm: WarmStart | None = None) -> GradeOutcome:
+                     suite: CollectedSuite | None = None, warm: Any = None) -> GradeOutcome:
     """Grade the file at ``path``; a submission that cannot be read scores 0 with the reason."""
     path = Path(path)
     try:

@@ -19,8 +19,9 @@ from autograder.sandbox.errors import SandboxError, SandboxUnavailable
 from autograder.sandbox.isolation import Isolation, detect_isolation
 from autograder.sandbox.limits import Limits
 from autograder.sandbox.runner import CallError, CallResult, CellError, ImportResult, SandboxSession, WarmStart
+from autograder.sandbox.forkserver import ForkServer  # noqa: E402  (needs runner first)
 
 __all__ = [
-    "CallError", "CallResult", "CellError", "ChannelError", "ImportResult", "Isolation", "Limits",
+    "CallError", "CallResult", "CellError", "ChannelError", "ForkServer", "ImportResult", "Isolation", "Limits",
     "Named", "SandboxError", "SandboxSession", "SandboxUnavailable", "WarmStart", "detect_isolation",
 ]

@@ -201,8 +201,14 @@ def _system_dirs() -> list[str]:
     return args
 
 
-def bwrap_arguments(view: RuntimeView, limits: Limits, env: dict[str, str], as_root: bool) -> list[str]:
-    """The ``bwrap`` command line up to (not including) the worker's own command."""
+def bwrap_arguments(view: RuntimeView, limits: Limits, env: dict[str, str], as_root: bool,
+                    extra_caps: tuple[str, ...] = ()) -> list[str]:
+    """The ``bwrap`` command line up to (not including) the worker's own command.
+
+    ``extra_caps`` are kept besides ``CAP_SETUID``/``CAP_SETGID`` (root only):
+    the fork server needs ``CAP_SYS_ADMIN`` to give each worker its own
+    mount and IPC namespace.
+    """
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxUnavailable("bubblewrap (`bwrap`) is not installed; install the `bubblewrap` package.")
@@ -217,6 +223,8 @@ def bwrap_arguments(view: RuntimeView, limits: Limits, env: dict[str, str], as_r
         args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
                  "--unshare-cgroup-try", "--cap-drop", "ALL",
                  "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        for cap in extra_caps:
+            args += ["--cap-add", cap]
     else:
         args += ["--unshare-all"]
     args += ["--hostname", "sandbox", "--ro-bind", "/usr", "/usr", *_system_dirs()]

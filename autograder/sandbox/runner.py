@@ -40,8 +40,9 @@ from autograder.sandbox.limits import Limits
 
 logger = logging.getLogger(__name__)
 
-#: The interpreter's program: load the channel and worker from their source text and run.
-BOOTSTRAP = """\
+#: Start of a sandboxed interpreter's program: the config, and ``load`` for
+#: modules sent as source text (the project's packages are not installed there).
+LOADER = """\
 import json, sys, types
 config = json.loads(sys.argv[1])
 sys.path.insert(0, config["site"])
@@ -50,6 +51,9 @@ def load(name, source):
     sys.modules[name] = module
     exec(compile(source, "<" + name + ">", "exec"), module.__dict__)
     return module
+"""
+#: The worker's program: load the channel and worker from their source text and run.
+BOOTSTRAP = LOADER + """\
 channel = load("sandbox_channel", sys.argv[2])
 load("sandbox_worker", sys.argv[3]).main(channel, config)
 """
@@ -225,11 +229,17 @@ class _Resources:
         self.namespace: str | None = None
         self.token = ""
         self.survivors: list[int] = []
+        #: A worker forked by a fork server: a descriptor of its process
+        #: (it is the server's child, not ours) and its pid inside the sandbox.
+        self.pidfd: int | None = None
+        self.sandbox_pid: int | None = None
 
     def release(self) -> None:
         """Kill every process of the worker, close its pipes, delete its files."""
         proc = self.proc
-        if proc is not None:
+        if self.pidfd is not None:
+            self.survivors = self._end_forked()
+        elif proc is not None:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -257,6 +267,22 @@ class _Resources:
             iso.release_uid(self.uid)
             self.uid = None
         self.proc = None
+
+    def _end_forked(self) -> list[int]:
+        # The worker and everything it started run as its own uid, and the
+        # fork server's sandbox lives on: kill by uid, never the namespace.
+        pidfd, self.pidfd = self.pidfd, None
+        try:
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            select.select([pidfd], [], [], 5.0)      # readable once the process has ended
+        except OSError:
+            pass
+        finally:
+            os.close(pidfd)
+        if self.uid is None:
+            return []
+        uid = self.uid
+        return procs.kill_until_gone(lambda: procs.of_uid(uid), lambda _pids: procs.kill_all_of_uid(uid))
 
     def _sweep(self, pid: int) -> list[int]:
         left: list[int] = []
@@ -330,11 +356,17 @@ class _Worker:
         self.pending = bytearray()
         self.dropped = 0          # output the worker itself dropped past its budget
         self.request_fd = self.reply_fd = self.output_fd = -1
+        self.server: Any = None   # the fork server this worker came from, if any
+        self.ready: dict[str, Any] | None = None     # the worker's ``ready`` message, once received
 
     # -- start -------------------------------------------------------------
 
-    def launch(self) -> None:
-        """Start the process; raise ``SandboxError`` if that fails."""
+    def launch(self, server: Any = None) -> None:
+        """Start the process; raise ``SandboxError`` if that fails.
+
+        With ``server`` (a ``forkserver.ForkServer``), the worker is forked
+        inside the server's sandbox instead of starting an interpreter.
+        """
         res = self.resources
         res.token = os.urandom(8).hex()
         root = iso.running_as_root() and self.level in ("bwrap", "user")
@@ -347,23 +379,26 @@ class _Worker:
         res.fds = [request_w, reply_r, output_r]
         self.request_fd, self.reply_fd, self.output_fd = request_w, reply_r, output_r
         try:
-            argv, env, cwd, site = self._command(res)
-            config = {"requests": request_r, "replies": reply_w, "site": site,
-                      "drop": [res.uid, res.uid] if res.uid is not None else None,
+            config = {"drop": [res.uid, res.uid] if res.uid is not None else None,
                       "max_bytes": self.limits.message_bytes, "stdout_bytes": self.limits.stdout_bytes,
                       "session": res.token, "parent": os.getpid(),
                       # bwrap's --die-with-parent covers its level; elsewhere the worker asks itself.
                       "die_with_parent": self.level != "bwrap"}
-            nproc = self.limits.max_processes if root else \
-                procs.task_count(os.getuid()) + self.limits.max_processes
-            preexec = iso.make_preexec(iso.rlimit_settings(self.limits, nproc),
-                                       subreaper=self.level == "rlimits")
-            res.proc = subprocess.Popen(
-                argv + ["-I", "-S", "-B", "-c", BOOTSTRAP, json.dumps(config), *_sources()],
-                stdin=subprocess.DEVNULL, stdout=output_w, stderr=output_w,
-                pass_fds=(request_r, reply_w), cwd=cwd, env=env, close_fds=True,
-                start_new_session=True, preexec_fn=preexec)
-        except (OSError, subprocess.SubprocessError) as exc:
+            if server is not None:
+                res.sandbox_pid, res.pidfd = server.fork(config, (request_r, reply_w, output_w), res.token)
+            else:
+                argv, env, cwd, site = self._command(res)
+                config.update(requests=request_r, replies=reply_w, site=site)
+                nproc = self.limits.max_processes if root else \
+                    procs.task_count(os.getuid()) + self.limits.max_processes
+                preexec = iso.make_preexec(iso.rlimit_settings(self.limits, nproc),
+                                           subreaper=self.level == "rlimits")
+                res.proc = subprocess.Popen(
+                    argv + ["-I", "-S", "-B", "-c", BOOTSTRAP, json.dumps(config), *_sources()],
+                    stdin=subprocess.DEVNULL, stdout=output_w, stderr=output_w,
+                    pass_fds=(request_r, reply_w), cwd=cwd, env=env, close_fds=True,
+                    start_new_session=True, preexec_fn=preexec)
+        except (OSError, subprocess.SubprocessError, SandboxError) as exc:
             self.close()
             raise SandboxError(f"the sandbox worker could not be started: {exc}") from exc
         except BaseException:
@@ -372,6 +407,7 @@ class _Worker:
         finally:
             for fd in (request_r, reply_w, output_w):
                 os.close(fd)
+            self.server = server
         for fd in res.fds:
             os.set_blocking(fd, False)
 
@@ -395,7 +431,9 @@ class _Worker:
         return [view.executable], iso.worker_env(work, res.token), work, site
 
     def handshake(self, deadline: float) -> dict[str, Any]:
-        """Wait for the worker's ``ready``; check it runs as the uid it was given."""
+        """Wait for the worker's ``ready``; check it runs as the uid it was given (once)."""
+        if self.ready is not None:
+            return self.ready
         try:
             fields, _ = self.receive(deadline)
         except (_Died, _Protocol, _Timeout) as exc:
@@ -414,6 +452,7 @@ class _Worker:
             namespace = procs.pid_namespace(inner[0]) if inner else None
             if namespace and namespace != procs.pid_namespace(os.getpid()):
                 res.namespace = namespace
+        self.ready = fields
         return fields
 
     # -- talking -----------------------------------------------------------
@@ -502,11 +541,16 @@ class _Worker:
     # -- end ---------------------------------------------------------------
 
     def alive(self) -> bool:
-        proc = self.resources.proc
-        return proc is not None and proc.poll() is None
+        res = self.resources
+        if res.pidfd is not None:
+            return not select.select([res.pidfd], [], [], 0)[0]
+        return res.proc is not None and res.proc.poll() is None
 
     def exit_code(self, wait: float = 1.0) -> int | None:
-        proc = self.resources.proc
+        res = self.resources
+        if res.sandbox_pid is not None and self.server is not None:
+            return self.server.exit_code(res.sandbox_pid, wait)
+        proc = res.proc
         if proc is None:
             return None
         try:
@@ -587,14 +631,15 @@ class SandboxSession:
         isolation: ``"auto"`` (the strongest level that works here),
             ``"bwrap"``, ``"user"`` or ``"rlimits"``; see ``isolation.py``.
         warm: a ``WarmStart`` whose spare worker this session may adopt
-            for its first load (and which it refills for the next session).
+            for its first load (and which it refills for the next session),
+            or a ``forkserver.ForkServer`` that forks the session's workers.
 
     Raises:
         SandboxUnavailable: the requested isolation level cannot run here.
     """
 
     def __init__(self, code: str | Sequence[str], limits: Limits = Limits(),
-                 isolation: str = "auto", warm: WarmStart | None = None) -> None:
+                 isolation: str = "auto", warm: Any = None) -> None:
         self.cells = [code] if isinstance(code, str) else list(code)
         if not all(isinstance(cell, str) for cell in self.cells):
             raise TypeError("code must be a str or a sequence of str cells.")
@@ -700,7 +745,9 @@ class SandboxSession:
                                    max_bytes=self.limits.message_bytes)
         except channel.ChannelError as exc:
             return ImportResult(ok=False, loaded=False, error=f"the submission's code cannot be sent: {exc}")
-        spare = self._warm.take(self.isolation, self.limits) if self._warm and not self._restarts else None
+        # A warm spare is adopted for the first start only; a fork server forks every start.
+        usable = self._warm is not None and (not self._restarts or getattr(self._warm, "every_start", False))
+        spare = self._warm.take(self.isolation, self.limits) if usable else None
         if spare is not None:
             spare.output = self._output      # its start-up printed nothing of the student's
             self._worker = spare

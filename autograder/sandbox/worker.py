@@ -49,7 +49,7 @@ PREIMPORTS = (
     "typing", "dataclasses", "json", "time", "warnings", "textwrap", "enum", "numbers",
 )
 #: Frames of the worker itself, left out of tracebacks shown to students.
-OWN_FILES = frozenset({"<sandbox_worker>", "<sandbox_channel>", "<string>"})
+OWN_FILES = frozenset({"<sandbox_worker>", "<sandbox_channel>", "<sandbox_zygote>", "<string>"})
 MESSAGE_CHARS = 2000
 TRACEBACK_CHARS = 4000
 MAX_FUNCTIONS = 500
