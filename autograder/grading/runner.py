@@ -23,7 +23,7 @@ from autograder.grading.extract import Program, extract_program
 from autograder.grading.intake import IntakeLimits, Rejected, read_submission
 from autograder.grading.results import GradeOutcome, ItemOutcome
 from autograder.hidden_plugin import CollectedSuite, HiddenSuitePlugin, run_hidden_suite
-from autograder.judge import StudentCallFailed
+from autograder.judge import StudentCallFailed, apply_changes
 from autograder.sandbox import Limits, SandboxSession
 
 #: Where the build puts the hidden suite inside the autograder zip.
@@ -114,10 +114,7 @@ class SandboxStudent:
 
         def call(*args: Any) -> Any:
             value, changed = isolated_call(*args)
-            for index, after in changed.items():
-                given = args[index] if index < len(args) else None
-                if isinstance(given, np.ndarray) and after.shape == given.shape:
-                    np.copyto(given, after, casting="unsafe")   # show the caller the mutation
+            apply_changes(args, changed)       # show the caller the mutation
             return value
 
         call.isolated_call = isolated_call

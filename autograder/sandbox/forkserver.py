@@ -26,14 +26,13 @@ import subprocess
 import tempfile
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from autograder.sandbox import channel, procs, worker, zygote
 from autograder.sandbox import isolation as iso
 from autograder.sandbox.errors import SandboxError
 from autograder.sandbox.limits import Limits
-from autograder.sandbox.runner import LOADER, OutputBuffer, _Worker
+from autograder.sandbox.runner import LOADER, OutputBuffer, _sources, _Worker
 
 logger = logging.getLogger(__name__)
 
@@ -48,10 +47,6 @@ START_SECONDS = 20.0
 FORK_SECONDS = 10.0
 #: Starts of the server per grading process before giving up on it.
 MAX_STARTS = 3
-
-
-def _sources() -> list[str]:
-    return [Path(module.__file__).read_text(encoding="utf-8") for module in (channel, worker, zygote)]
 
 
 def _sandbox_pid(host_pid: int) -> int | None:
@@ -90,6 +85,11 @@ class ForkServer:
         self._exits: dict[int, int] = {}
         self._seq = 0
         self._starts = 0
+        # The server lives for the whole batch: no CPU limit of its own; each
+        # worker sets its own after the fork. The other limits are inherited.
+        settings = iso.rlimit_settings(limits, limits.max_processes)
+        self._server_rlimits = [(kind, pair) for kind, pair in settings if kind != resource.RLIMIT_CPU]
+        self._worker_rlimits = [[kind, *pair] for kind, pair in settings if kind == resource.RLIMIT_CPU]
 
     # -- the session's side ------------------------------------------------
 
@@ -133,11 +133,8 @@ class ForkServer:
             if self._control is None or self._host_pid is None:
                 raise SandboxError("the fork server is not running")
             self._seq += 1
-            size = self.limits.work_dir_bytes
             request = {"op": "fork", "seq": self._seq, "config": config, "cwd": iso.SANDBOX_WORK,
-                       "cpu_seconds": self.limits.cpu_seconds,
-                       "mounts": [["/tmp", 0o1777, size], ["/dev/shm", 0o1777, size],
-                                  [iso.SANDBOX_WORK, 0o1777, size]],
+                       "rlimits": self._worker_rlimits, "mounts": iso.scratch_mounts(self.limits, True),
                        "env": iso.worker_env(iso.SANDBOX_WORK, token)}
             try:
                 socket.send_fds(self._control, [json.dumps(request).encode()], list(fds))
@@ -203,17 +200,14 @@ class ForkServer:
         prefix = iso.bwrap_arguments(view, self.limits, env, True, extra_caps=("CAP_SYS_ADMIN",))
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = {"control": theirs.fileno(), "site": iso.SANDBOX_SITE}
-        # The server lives for the whole batch: no CPU limit of its own
-        # (each worker sets its own); the other limits are the workers'.
-        settings = [(kind, pair) for kind, pair in iso.rlimit_settings(self.limits, self.limits.max_processes)
-                    if kind != resource.RLIMIT_CPU]
         self._log = tempfile.TemporaryFile()
         try:
             self._proc = subprocess.Popen(
-                prefix + [view.executable, "-I", "-S", "-B", "-c", BOOTSTRAP, json.dumps(config), *_sources()],
+                prefix + [view.executable, "-I", "-S", "-B", "-c", BOOTSTRAP, json.dumps(config),
+                                *_sources(channel, worker, zygote)],
                 stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, pass_fds=(theirs.fileno(),),
                 cwd="/", env=env, close_fds=True, start_new_session=True,
-                preexec_fn=iso.make_preexec(settings, subreaper=False))
+                preexec_fn=iso.make_preexec(self._server_rlimits, subreaper=False))
         except (OSError, subprocess.SubprocessError) as exc:
             ours.close()
             raise SandboxError(f"the fork server could not be started: {exc}") from None

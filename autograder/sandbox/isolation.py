@@ -201,6 +201,17 @@ def _system_dirs() -> list[str]:
     return args
 
 
+def scratch_mounts(limits: Limits, as_root: bool) -> list[tuple[str, int, int]]:
+    """``(path, mode, bytes)`` of the sandbox's writable in-memory directories.
+
+    As root the worker switches to its own uid after they are made, so the
+    work directory must be writable by anyone (sticky, like ``/tmp``).
+    """
+    size = limits.work_dir_bytes
+    return [("/dev/shm", 0o1777, size), ("/tmp", 0o1777, size),
+            (SANDBOX_WORK, 0o1777 if as_root else 0o755, size)]
+
+
 def bwrap_arguments(view: RuntimeView, limits: Limits, env: dict[str, str], as_root: bool,
                     extra_caps: tuple[str, ...] = ()) -> list[str]:
     """The ``bwrap`` command line up to (not including) the worker's own command.
@@ -242,13 +253,10 @@ def bwrap_arguments(view: RuntimeView, limits: Limits, env: dict[str, str], as_r
     args += ["--perms", "0755", "--dir", SANDBOX_ROOT, "--perms", "0755", "--dir", SANDBOX_SITE]
     for path in view.numpy:
         args += ["--ro-bind", path, f"{SANDBOX_SITE}/{os.path.basename(path)}"]
-    writable = "1777" if as_root else "0755"
-    size = str(limits.work_dir_bytes)
-    args += ["--proc", "/proc", "--dev", "/dev",
-             "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
-             "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
-             "--perms", writable, "--size", size, "--tmpfs", SANDBOX_WORK,
-             "--chdir", SANDBOX_WORK, "--clearenv"]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    for path, mode, size in scratch_mounts(limits, as_root):
+        args += ["--perms", f"{mode:04o}", "--size", str(size), "--tmpfs", path]
+    args += ["--chdir", SANDBOX_WORK, "--clearenv"]
     for key, value in sorted(env.items()):
         args += ["--setenv", key, value]
     # Last: nothing outside the three tmpfs mounts stays writable.

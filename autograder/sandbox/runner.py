@@ -29,6 +29,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Sequence
 
 import numpy as np
@@ -187,9 +188,9 @@ class OutputBuffer:
         return shown
 
 
-def _sources() -> tuple[str, str]:
-    return (Path(channel.__file__).read_text(encoding="utf-8"),
-            Path(worker.__file__).read_text(encoding="utf-8"))
+def _sources(*modules: ModuleType) -> list[str]:
+    """Source text of the modules a sandboxed program loads (default: channel and worker)."""
+    return [Path(module.__file__).read_text(encoding="utf-8") for module in modules or (channel, worker)]
 
 
 def _signal_name(number: int) -> str:
@@ -279,6 +280,10 @@ class _Resources:
             pass
         finally:
             os.close(pidfd)
+        return self._sweep_uid()
+
+    def _sweep_uid(self) -> list[int]:
+        """Kill every process of the worker's own uid, if it has one; return survivors."""
         if self.uid is None:
             return []
         uid = self.uid
@@ -289,10 +294,7 @@ class _Resources:
         if self.namespace is not None:
             namespace = self.namespace
             left += procs.kill_until_gone(lambda: procs.in_namespace(namespace), procs.kill_pids)
-        if self.uid is not None:
-            uid = self.uid
-            left += procs.kill_until_gone(lambda: procs.of_uid(uid),
-                                          lambda _pids: procs.kill_all_of_uid(uid))
+        left += self._sweep_uid()
         if self.namespace is None and self.uid is None:
             token = self.token
             left += procs.kill_until_gone(lambda: procs.related(pid, token), procs.kill_pids)
@@ -372,6 +374,7 @@ class _Worker:
         root = iso.running_as_root() and self.level in ("bwrap", "user")
         if root:
             res.uid = iso.reserve_uid()
+        self.server = server
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         _widen_pipes(request_w, reply_w)
@@ -407,7 +410,6 @@ class _Worker:
         finally:
             for fd in (request_r, reply_w, output_w):
                 os.close(fd)
-            self.server = server
         for fd in res.fds:
             os.set_blocking(fd, False)
 
@@ -548,7 +550,7 @@ class _Worker:
 
     def exit_code(self, wait: float = 1.0) -> int | None:
         res = self.resources
-        if res.sandbox_pid is not None and self.server is not None:
+        if self.server is not None:
             return self.server.exit_code(res.sandbox_pid, wait)
         proc = res.proc
         if proc is None:
@@ -583,6 +585,9 @@ class WarmStart:
     adopts it once: it is never reused. Use from one thread (the thread that
     launched a worker is the one whose exit kills it).
     """
+
+    #: The spare serves a session's first start only, not restarts after a timeout or crash.
+    every_start = False
 
     def __init__(self, limits: Limits = Limits(), isolation: str = "auto") -> None:
         chosen = iso.detect_isolation() if isolation == "auto" else iso.check_level(isolation)
@@ -745,8 +750,7 @@ class SandboxSession:
                                    max_bytes=self.limits.message_bytes)
         except channel.ChannelError as exc:
             return ImportResult(ok=False, loaded=False, error=f"the submission's code cannot be sent: {exc}")
-        # A warm spare is adopted for the first start only; a fork server forks every start.
-        usable = self._warm is not None and (not self._restarts or getattr(self._warm, "every_start", False))
+        usable = self._warm is not None and (not self._restarts or self._warm.every_start)
         spare = self._warm.take(self.isolation, self.limits) if usable else None
         if spare is not None:
             spare.output = self._output      # its start-up printed nothing of the student's

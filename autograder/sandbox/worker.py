@@ -375,6 +375,23 @@ def _add_site_builtins() -> None:
     builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")
 
 
+def preimport() -> None:
+    """Import ``PREIMPORTS`` (those this Python lacks are skipped)."""
+    for name in PREIMPORTS:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
+def setup_failed(what: str) -> None:
+    """Report the exception being handled on stderr and exit; never returns."""
+    try:
+        os.write(2, (f"{what} setup failed:\n" + traceback.format_exc()).encode())
+    finally:
+        os._exit(EXIT_SETUP_FAILED)
+
+
 def main(channel: ModuleType, config: dict[str, Any]) -> None:
     """Entry point inside the sandbox; never returns."""
     try:
@@ -383,11 +400,7 @@ def main(channel: ModuleType, config: dict[str, Any]) -> None:
         budget = _setup_output(config)
         # Past RLIMIT_FSIZE a write should fail with an error, not kill the worker.
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        for name in PREIMPORTS:
-            try:
-                importlib.import_module(name)
-            except ImportError:
-                pass
+        preimport()
         if config.get("drop"):
             opened = _open_import_dirs()
             _drop_privileges(*config["drop"])
@@ -398,10 +411,7 @@ def main(channel: ModuleType, config: dict[str, Any]) -> None:
         sys.argv = ["submission.py"]
         worker = Worker(channel, config, budget)
     except BaseException:
-        try:
-            os.write(2, ("sandbox worker setup failed:\n" + traceback.format_exc()).encode())
-        finally:
-            os._exit(EXIT_SETUP_FAILED)
+        setup_failed("sandbox worker")
     try:
         worker.serve()
     finally:

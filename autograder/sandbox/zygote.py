@@ -16,7 +16,8 @@ worker, it forks a child that, before any student code runs:
 * gets a private mount and IPC namespace with fresh, empty ``/tmp``,
   ``/dev/shm`` and work directory (so nothing a previous submission wrote or
   created is visible, and everything it made disappears with its processes);
-* sets its CPU limit (the zygote's own is unlimited: it lives for the batch);
+* sets the limits the grader sends (its CPU limit: the zygote's own is
+  unlimited, as it lives for the batch);
 * then becomes ``worker.main``, which switches to the fresh uid the grader
   reserved for this submission. Changing to a non-zero uid clears every
   capability, and ``no_new_privs`` keeps them from coming back.
@@ -32,7 +33,6 @@ Messages on the socket are JSON, one per datagram (``SOCK_SEQPACKET``).
 from __future__ import annotations
 
 import ctypes
-import importlib
 import json
 import os
 import resource
@@ -40,7 +40,6 @@ import select
 import signal
 import socket
 import sys
-import traceback
 from types import ModuleType
 from typing import Any
 
@@ -49,7 +48,6 @@ CLONE_NEWIPC = 0x08000000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 1 << 14, 1 << 18
 PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 4, 38
 MESSAGE_BYTES = 1 << 16
-EXIT_SETUP_FAILED = 70
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -88,17 +86,14 @@ def _become_worker(worker: ModuleType, channel: ModuleType, request: dict[str, A
         os.setsid()
         _private_filesystems(request["mounts"])
         os.chdir(request["cwd"])       # the old work directory is now hidden under the new one
-        cpu = int(request["cpu_seconds"])
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        for kind, soft, hard in request["rlimits"]:    # the CPU limit: the server has none
+            resource.setrlimit(int(kind), (int(soft), int(hard)))
         _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
         os.environ.clear()
         os.environ.update({str(k): str(v) for k, v in request["env"].items()})
         config = dict(request["config"], requests=request_r, replies=reply_w)
     except BaseException:
-        try:
-            os.write(2, ("sandbox worker setup failed:\n" + traceback.format_exc()).encode())
-        finally:
-            os._exit(EXIT_SETUP_FAILED)
+        worker.setup_failed("sandbox worker")
     worker.main(channel, config)
     os._exit(0)
 
@@ -125,11 +120,7 @@ def serve(channel: ModuleType, worker: ModuleType, config: dict[str, Any]) -> No
         control = socket.socket(fileno=config["control"])
         # No core dumps, no ptrace, no /proc/<pid>/mem for anyone but root outside.
         _check(_libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "not dumpable")
-        for name in worker.PREIMPORTS:
-            try:
-                importlib.import_module(name)
-            except ImportError:
-                pass
+        worker.preimport()
         wake_r, wake_w = os.pipe()
         for fd in (wake_r, wake_w):
             os.set_blocking(fd, False)
@@ -137,10 +128,7 @@ def serve(channel: ModuleType, worker: ModuleType, config: dict[str, Any]) -> No
         signal.signal(signal.SIGCHLD, lambda *_: None)
         control.send(json.dumps({"op": "ready", "pid": os.getpid(), "uid": os.getuid()}).encode())
     except BaseException:
-        try:
-            os.write(2, ("sandbox fork server setup failed:\n" + traceback.format_exc()).encode())
-        finally:
-            os._exit(EXIT_SETUP_FAILED)
+        worker.setup_failed("sandbox fork server")
     while True:
         try:
             ready = select.select([control, wake_r], [], [])[0]
