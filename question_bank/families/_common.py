@@ -91,9 +91,39 @@ def check_close(stored: Any, expected: float, what: str = "answer") -> list[str]
     return []
 
 
+def plain_mean_cross_entropy(logits: Sequence[Sequence[float]], targets: Sequence[int]) -> float:
+    """Mean softmax cross-entropy of rows of logits against target ids, in plain Python.
+
+    Each term is ``max + ln(fsum(exp(z - max))) - z[target]``; the mean is
+    their ``fsum`` over the number of rows. Independent of ``solutions/``.
+    """
+    terms = []
+    for row, target in zip(logits, targets):
+        top = max(row)
+        terms.append(top + math.log(math.fsum(math.exp(z - top) for z in row)) - row[target])
+    return math.fsum(terms) / len(terms)
+
+
 def check_equal(stored: Any, expected: Any, what: str = "answer") -> list[str]:
     """A problem if ``stored != expected``."""
     return [] if stored == expected else [f"{what} is {stored!r}, independent recomputation gives {expected!r}"]
+
+
+def enumerate_param_counts(V: int, T: int, d: int, L: int, f: int, tied: bool) -> dict[str, int]:
+    """Parameters of the course's GPT by component, by listing every tensor's shape and multiplying out.
+
+    Keys: ``embeddings``, ``attention``, ``ffn``, ``layernorm``, ``lm_head`` and ``total``.
+    """
+    shapes: dict[str, list[tuple[int, ...]]] = {
+        "embeddings": [(V, d), (T, d)],
+        "attention": [(d, 3 * d), (3 * d,), (d, d), (d,)] * L,
+        "ffn": [(d, f), (f,), (f, d), (d,)] * L,
+        "layernorm": [(d,), (d,), (d,), (d,)] * L,
+        "lm_head": [] if tied else [(d, V)],
+    }
+    counts = {name: sum(math.prod(s) for s in tensors) for name, tensors in shapes.items()}
+    counts["total"] = sum(counts.values())
+    return counts
 
 
 def correct_choices(variant: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,7 +1,6 @@
 """One entry of dlogits = (softmax - onehot) / N."""
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -9,19 +8,10 @@ import numpy as np
 from autograder.tolerances import QUESTION_FD_ATOL, QUESTION_FD_EPS
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
-from question_bank.families._common import float_answer
+from question_bank.families._common import float_answer, plain_mean_cross_entropy
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import cross_entropy_loss, softmax
-
-
-def _mean_loss(logits: list[list[float]], targets: list[int]) -> float:
-    """Mean cross-entropy in plain Python (used by the independent check)."""
-    total = []
-    for row, target in zip(logits, targets):
-        top = max(row)
-        total.append(top + math.log(math.fsum(math.exp(z - top) for z in row)) - row[target])
-    return math.fsum(total) / len(total)
 
 
 @register_family
@@ -76,7 +66,7 @@ class DlogitsEntry(Family):
         plus[i][j] += QUESTION_FD_EPS
         minus[i][j] -= QUESTION_FD_EPS
         targets = params["targets"]
-        estimate = (_mean_loss(plus, targets) - _mean_loss(minus, targets)) / (2 * QUESTION_FD_EPS)
+        estimate = (plain_mean_cross_entropy(plus, targets) - plain_mean_cross_entropy(minus, targets)) / (2 * QUESTION_FD_EPS)
         stored = variant["answer"]["value"]
         if abs(stored - estimate) > QUESTION_FD_ATOL:
             return [f"answer is {stored!r}, central differences give {estimate!r}"]

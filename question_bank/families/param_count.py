@@ -1,14 +1,13 @@
 """GPT parameter counts under the course convention, per component, tied or untied."""
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
-from question_bank.families._common import check_equal, int_answer
+from question_bank.families._common import check_equal, enumerate_param_counts, int_answer
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import gpt_param_count
@@ -111,19 +110,5 @@ class ParamCount(Family):
     def check(self, variant: dict[str, Any]) -> list[str]:
         p = variant["parameters"]
         sizes = (p["vocab_size"], p["block_size"], p["n_embd"], p["n_layer"], p["ffn_dim"])
-        expected = _enumerate(*sizes, tied=p["tied"])
+        expected = enumerate_param_counts(*sizes, tied=p["tied"])
         return check_equal(variant["answer"]["value"], expected[p["component"]])
-
-
-def _enumerate(V: int, T: int, d: int, L: int, f: int, tied: bool) -> dict[str, int]:
-    """Brute force: list every tensor's shape by component and multiply out."""
-    shapes: dict[str, list[tuple[int, ...]]] = {
-        "embeddings": [(V, d), (T, d)],
-        "attention": [(d, 3 * d), (3 * d,), (d, d), (d,)] * L,
-        "ffn": [(d, f), (f,), (f, d), (d,)] * L,
-        "layernorm": [(d,), (d,), (d,), (d,)] * L,
-        "lm_head": [] if tied else [(d, V)],
-    }
-    counts = {name: sum(math.prod(s) for s in tensors) for name, tensors in shapes.items()}
-    counts["total"] = sum(counts.values())
-    return counts

@@ -1,14 +1,13 @@
 """Next-token cross-entropy of a small logits table, targets shifted by one."""
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
-from question_bank.families._common import LN2, check_close, float_answer
+from question_bank.families._common import LN2, check_close, float_answer, plain_mean_cross_entropy
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import cross_entropy_loss, softmax
@@ -64,10 +63,4 @@ class ShiftedCrossEntropy(Family):
     def check(self, variant: dict[str, Any]) -> list[str]:
         params = variant["parameters"]
         logits, tokens = params["logits"], params["tokens"]
-        terms = []
-        for t in range(len(tokens) - 1):
-            row = logits[t]
-            top = max(row)
-            log_z = top + math.log(math.fsum(math.exp(z - top) for z in row))
-            terms.append(log_z - row[tokens[t + 1]])
-        return check_close(variant["answer"]["value"], math.fsum(terms) / len(terms))
+        return check_close(variant["answer"]["value"], plain_mean_cross_entropy(logits[:-1], tokens[1:]))

@@ -1,7 +1,6 @@
 """A head tied to the token embedding: the transpose, the logits' shape, the saving."""
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
 import numpy as np
@@ -9,7 +8,7 @@ import numpy as np
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.errors import Redraw
-from question_bank.families._common import check_equal, int_answer, shape_answer
+from question_bank.families._common import check_equal, enumerate_param_counts, int_answer, shape_answer
 from question_bank.registry import Family, register_family
 from question_bank.shape_probe import ShapeProbe
 from question_bank.variant import Answer, Draft, Option
@@ -139,7 +138,7 @@ class TiedWeights(Family):
         if ask == "right_operand":
             return check_equal(variant["answer"]["value"], [C, V])
         if ask == "untied_total":
-            expected = _count_by_enumeration(V, T, C, p["n_layer"], untied=True)
+            expected = enumerate_param_counts(V, T, C, p["n_layer"], 4 * C, tied=False)["total"]
             return check_equal(variant["answer"]["value"], expected)
         # expression: evaluate every choice with an einsum written here, not the reference
         rng = np.random.default_rng(1)
@@ -169,14 +168,3 @@ def _evaluates_to(code: str, hidden: np.ndarray, E: np.ndarray, expected: np.nda
     except ValueError:  # a shape mismatch: the expression cannot be right
         return False
     return value.shape == expected.shape and bool(np.allclose(value, expected))
-
-
-def _count_by_enumeration(V: int, T: int, C: int, L: int, untied: bool) -> int:
-    """Parameters of the course's GPT, by listing every tensor's shape (FFN width 4C)."""
-    f = 4 * C
-    shapes = [(V, C), (T, C)]
-    for _ in range(L):
-        shapes += [(C, 3 * C), (3 * C,), (C, C), (C,), (C, f), (f,), (f, C), (C,), (C,), (C,), (C,), (C,)]
-    if untied:
-        shapes.append((C, V))
-    return sum(math.prod(s) for s in shapes)
