@@ -6,11 +6,11 @@ from typing import Any
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import pick_distractors
+from question_bank.choices import numeric_options
 from question_bank.errors import Redraw
 from question_bank.families._common import WORDS, check_equal, correct_choices
 from question_bank.registry import Family, register_family
-from question_bank.variant import Answer, Draft, Option
+from question_bank.variant import Answer, Draft
 from solutions import greedy_next_token
 
 
@@ -50,11 +50,8 @@ class GreedyNextToken(Family):
             ("lowest-logit-wins", _unique_top(last_logits, largest=False), "That is the lowest logit; greedy "
              "decoding takes the highest."),
         ]
-        candidates = [Option(value=vocab[k], text=f"`{vocab[k]}`", correct=False, misconception=mid, feedback=fb)
-                      for mid, k, fb in wrong]
-        correct = Option(value=chosen, text=f"`{chosen}`", correct=True,
-                         feedback="Correct: argmax of the last position's logits.")
-        options = [correct, *pick_distractors(rng, chosen, candidates)]
+        options = numeric_options(rng, chosen, f"`{chosen}`", [(mid, vocab[k], fb) for mid, k, fb in wrong],
+                                  lambda word: f"`{word}`", "Correct: argmax of the last position's logits.")
         h_rows = [[t] + [int(v) for v in hidden[t]] for t in range(T)]
         w_rows = [[f"$c = {c}$"] + [int(v) for v in W_head[c]] for c in range(C)]
         h_header = ["position"] + [f"$h_{{\\cdot,{c}}}$" for c in range(C)]

@@ -6,10 +6,10 @@ from typing import Any
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import pick_distractors
+from question_bank.choices import numeric_options
 from question_bank.families._common import BASE_TEXT, check_equal, correct_choices
 from question_bank.registry import Family, register_family
-from question_bank.variant import Answer, Draft, Option
+from question_bank.variant import Answer, Draft
 from solutions import build_vocab, decode, encode, next_token_batch
 
 #: Characters shown around the window, so that every distractor can be read off the passage.
@@ -35,18 +35,14 @@ class NextTokenTargets(Family):
         xb, yb = next_token_batch(data, np.array([i]), T)
         x, y = decode(xb[0], itos), decode(yb[0], itos)
         candidates = [
-            Option(value=x, text=fmt.quoted(x), correct=False, misconception="targets-equal-inputs",
-                   feedback="That is the input itself; targets are the next characters."),
-            Option(value=passage[i - 1:i - 1 + T], text=fmt.quoted(passage[i - 1:i - 1 + T]), correct=False,
-                   misconception="shift-wrong-direction", feedback="That shifts towards the previous character; "
-                   "targets come from offset i+1."),
-            Option(value=passage[i + 1:i + T], text=fmt.quoted(passage[i + 1:i + T]), correct=False,
-                   misconception="one-fewer-target", feedback=f"That has only {T - 1} targets; each of the "
-                   f"{T} input positions has one."),
+            ("targets-equal-inputs", x, "That is the input itself; targets are the next characters."),
+            ("shift-wrong-direction", passage[i - 1:i - 1 + T], "That shifts towards the previous character; "
+             "targets come from offset i+1."),
+            ("one-fewer-target", passage[i + 1:i + T], f"That has only {T - 1} targets; each of the "
+             f"{T} input positions has one."),
         ]
-        correct = Option(value=y, text=fmt.quoted(y), correct=True,
-                         feedback="Correct: y = data[i+1 : i+T+1].")
-        options = [correct, *pick_distractors(rng, y, candidates)]
+        options = numeric_options(rng, y, fmt.quoted(y), candidates, fmt.quoted,
+                                  "Correct: y = data[i+1 : i+T+1].")
         stem = (f"A character-level model trains on the passage {fmt.quoted(passage)} (one token per character, "
                 f"positions counted from 0). A batch row starts at offset i = {i} with block_size T = {T}, so its "
                 f"input is x = {fmt.quoted(x)}. Which string is its target y?")

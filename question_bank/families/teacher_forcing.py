@@ -5,10 +5,10 @@ from typing import Any
 
 import numpy as np
 
-from question_bank.choices import pick_distractors
+from question_bank.choices import numeric_options
 from question_bank.families._common import WORDS, check_equal, correct_choices, word_run
 from question_bank.registry import Family, register_family
-from question_bank.variant import Answer, Draft, Option
+from question_bank.variant import Answer, Draft
 
 START = "<s>"
 
@@ -59,10 +59,8 @@ class TeacherForcing(Family):
             ("targets-equal-inputs", [inputs[t], inputs[t]], "The target is the next token, not the input "
              "token itself."),
         ]
-        candidates = [Option(value=v, text=text(v), correct=False, misconception=m, feedback=f) for m, v, f in wrong]
-        options = [Option(value=correct_value, text=text(correct_value), correct=True,
-                          feedback="Correct: observed input, next observed token as target."),
-                   *pick_distractors(rng, correct_value, candidates)]
+        options = numeric_options(rng, correct_value, text(correct_value), wrong, text,
+                                  "Correct: observed input, next observed token as target.")
         stem = (f"A GPT is trained with teacher forcing on the sequence {_code([START] + words)}. In one "
                 f"forward pass its argmax predictions at positions 0..{n - 1} were {_code(predicted)}. "
                 f"Position 0 holds `{START}`. What input does position {t} receive, and what is its target?")
@@ -88,10 +86,8 @@ class TeacherForcing(Family):
             ("target-leak", prompt + generated + [words[p + k]], "The next reference token is what would be "
              "predicted; it is not available as input."),
         ]
-        candidates = [Option(value=v, text=_code(v), correct=False, misconception=m, feedback=f) for m, v, f in wrong]
-        options = [Option(value=correct_value, text=_code(correct_value), correct=True,
-                          feedback="Correct: the prompt followed by everything generated so far."),
-                   *pick_distractors(rng, correct_value, candidates)]
+        options = numeric_options(rng, correct_value, _code(correct_value), wrong, _code,
+                                  "Correct: the prompt followed by everything generated so far.")
         stem = (f"A trained GPT generates from the prompt {_code(prompt)}. The reference text "
                 f"continues {_code(words[p:])}, but greedy decoding has produced {_code(generated)} so far. "
                 f"Which sequence does the model read to produce its next token?")
