@@ -33,7 +33,7 @@ import yaml
 
 from autograder.errors import GraderError
 from autograder.grading.results import GradeOutcome, feedback_markdown, results_json
-from autograder.grading.runner import LoadedAutograder, grade_submission, load_autograder
+from autograder.grading.runner import LoadedAutograder, grade_submission, load_autograder, rejected_outcome
 from autograder.hidden_plugin import CollectedSuite
 from autograder.sandbox import ForkServer, Limits, WarmStart
 
@@ -164,24 +164,28 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def _already_graded(out: Path, entry: Entry, ag_digest: str) -> GradeOutcome | None:
+def _already_graded(out: Path, entry: Entry, ag_digest: str, submission_sha256: str) -> GradeOutcome | None:
     record = out / entry.student / "outcome.json"
     try:
         data = json.loads(record.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return None
-    if data.get("autograder") != ag_digest or data.get("submission_sha256") != _sha256(entry.path):
+    if data.get("autograder") != ag_digest or data.get("submission_sha256") != submission_sha256:
         return None
     return GradeOutcome.from_dict(data["outcome"])
 
 
-def write_outcome(out: Path, entry: Entry, outcome: GradeOutcome, ag_digest: str) -> None:
-    """The student's three files; outcome.json last, so it marks a complete set."""
+def write_outcome(out: Path, entry: Entry, outcome: GradeOutcome, ag_digest: str, submission_sha256: str) -> None:
+    """The student's three files; outcome.json last, so it marks a complete set.
+
+    ``submission_sha256`` is the submission file's ``_sha256``, recorded so a
+    rerun can tell whether the file changed.
+    """
     folder = out / entry.student
     _write_atomic(folder / "results.json", json.dumps(results_json(outcome), indent=2) + "\n")
     _write_atomic(folder / "feedback.md", feedback_markdown(outcome))
     _write_atomic(folder / "outcome.json", json.dumps({
-        "autograder": ag_digest, "submission_sha256": _sha256(entry.path),
+        "autograder": ag_digest, "submission_sha256": submission_sha256,
         "entry": {"student": entry.student, "path": str(entry.path), "name": entry.name,
                   "email": entry.email, "submitted_at": entry.submitted_at, "note": entry.note},
         "outcome": outcome.to_dict()}, indent=2) + "\n")
@@ -208,7 +212,6 @@ def _grade_entry(entry: Entry) -> tuple[Entry, dict]:
         outcome = grade_submission(entry.path, s["ag"], entry.student, limits=s["limits"],
                                    isolation=s["isolation"], suite=s["suite"], warm=s["warm"])
     except Exception as exc:   # one bad submission never stops the batch
-        from autograder.grading.runner import rejected_outcome
         outcome = replace(rejected_outcome(s["ag"], entry.student, f"grading failed: {type(exc).__name__}: {exc}",
                                            entry.path.name), status="error")
     return entry, outcome.to_dict()
@@ -249,10 +252,12 @@ def grade_batch(
     limits = Limits(wall_seconds_total=timeout, wall_seconds_per_call=min(timeout, Limits().wall_seconds_per_call))
     with tempfile.TemporaryDirectory(prefix="lmhead-grade-") as tmp:
         ag = load_autograder(autograder_zip, tmp)
-        suite = CollectedSuite([ag.hidden_dir / f"test_{q}.py" for q in ag.questions])
+        suite = CollectedSuite(ag.hidden_paths)
         todo, skipped = [], 0
+        hashes: dict[str, str] = {}      # each submission file is hashed once per run
         for entry in entries:
-            previous = None if force else _already_graded(out, entry, ag.digest)
+            hashes[entry.student] = _sha256(entry.path)
+            previous = None if force else _already_graded(out, entry, ag.digest, hashes[entry.student])
             if previous is not None:
                 skipped += 1
                 on_done(entry, previous, True)
@@ -268,7 +273,7 @@ def grade_batch(
             if pool is not None:
                 for entry, data in pool.imap_unordered(_grade_entry, todo):
                     outcome = GradeOutcome.from_dict(data)
-                    write_outcome(out, entry, outcome, ag.digest)
+                    write_outcome(out, entry, outcome, ag.digest, hashes[entry.student])
                     graded += 1
                     on_done(entry, outcome, False)
                 pool.close()

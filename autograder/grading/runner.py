@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import io
 import json
 import time
 import zipfile
@@ -50,13 +51,18 @@ class LoadedAutograder:
     def possible(self) -> float:
         return round(sum(p for items in self.items.values() for _, p in items), 6)
 
+    @property
+    def hidden_paths(self) -> list[Path]:
+        """The hidden test module of each question, in question order."""
+        return [self.hidden_dir / f"test_{q}.py" for q in self.questions]
+
 
 def load_autograder(zip_path: str | Path, dest: str | Path) -> LoadedAutograder:
     """Unpack the hidden suite of ``zip_path`` into ``dest`` and read its config."""
     zip_path, dest = Path(zip_path), Path(dest)
     try:
         data = zip_path.read_bytes()
-        zf = zipfile.ZipFile(zip_path)
+        zf = zipfile.ZipFile(io.BytesIO(data))
     except (OSError, zipfile.BadZipFile) as exc:
         raise AutograderError(f"{zip_path} is not a readable autograder zip ({exc}); "
                               "pass the autograder.zip written by `grader build`.") from None
@@ -164,9 +170,8 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, *,
         elif suite is not None:
             results = suite.run(student_proxy, ag.hidden_seed, ag.sizes)
         else:
-            paths = [ag.hidden_dir / f"test_{q}.py" for q in ag.questions]
             plugin = HiddenSuitePlugin(student=student_proxy, hidden_seed=ag.hidden_seed, sizes=ag.sizes)
-            results = run_hidden_suite(paths, plugin)
+            results = run_hidden_suite(ag.hidden_paths, plugin)
         stdout = session.stdout
     # The worker is gone; only now is the outcome assembled.
     status = "timeout" if loaded.timed_out else "graded"
@@ -177,8 +182,7 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, *,
 
 def rejected_outcome(ag: LoadedAutograder, student: str, reason: str, submission: str) -> GradeOutcome:
     """A zero-score outcome for a submission that could not be read."""
-    items = tuple(ItemOutcome(q, test, points, False, f"Not graded: {reason}")
-                  for q in ag.questions for test, points in ag.items[q])
+    items = _item_outcomes(ag, {}, f"Not graded: {reason}")
     return GradeOutcome(student, ag.assignment, "rejected", "none (not run)", items, ag.possible,
                         (reason,), "", 0.0, submission)
 
