@@ -11,6 +11,7 @@ from autograder.cli_practice import practice
 from autograder.cli_questions import questions
 from autograder.cli_report import report
 from autograder.cli_support import reports_errors
+from autograder.grading.results import STATUSES
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -101,7 +102,7 @@ def _print_summary(result) -> None:
     for r in rows:
         click.echo(f"{r['student'][:23]:<24}{r['total']:>8}{r['possible']:>10}  {r['status']:<9} "
                    f"{r['mistakes'][:60]}")
-    statuses = {s: sum(r["status"] == s for r in rows) for s in ("graded", "rejected", "timeout", "error")}
+    statuses = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
     click.echo(f"{len(rows)} students: " + ", ".join(f"{n} {s}" for s, n in statuses.items() if n)
                + f"; {result.graded} graded now, {result.skipped} already graded; sandbox: {result.isolation}")
 

@@ -33,6 +33,9 @@ from markupsafe import Markup, escape
 from matplotlib.figure import Figure
 
 from autograder.errors import GraderError
+# The statuses ``grader grade`` writes (only ``graded`` submissions enter the
+# per-question and per-test rates) and the gradebook's fixed columns.
+from autograder.grading.results import LEADING_COLUMNS, STATUSES, TRAILING_COLUMNS
 from autograder.mistakes import MISTAKES
 from autograder.resources import templates_dir
 
@@ -40,11 +43,6 @@ GRADEBOOK_NAME = "gradebook.csv"
 RESULTS_NAME = "results.json"
 REPORT_NAME = "report.html"
 TEMPLATE_NAME = "report/report.html.j2"
-
-#: Statuses ``grader grade`` writes; only ``graded`` submissions enter the per-question and per-test rates.
-STATUSES: tuple[str, ...] = ("graded", "rejected", "timeout", "error")
-LEADING_COLUMNS: tuple[str, ...] = ("student", "name", "email", "total", "possible")
-TRAILING_COLUMNS: tuple[str, ...] = ("status", "mistakes", "submission", "note")
 
 #: How many of the most frequent mistakes the page explains; the rest are counted.
 TOP_MISTAKES = 15

@@ -32,7 +32,8 @@ from typing import Callable, Iterable
 import yaml
 
 from autograder.errors import GraderError
-from autograder.grading.results import GradeOutcome, feedback_markdown, results_json
+from autograder.grading.results import (LEADING_COLUMNS, TRAILING_COLUMNS, GradeOutcome, feedback_markdown,
+                                        results_json)
 from autograder.grading.runner import LoadedAutograder, grade_submission, load_autograder, rejected_outcome
 from autograder.hidden_plugin import CollectedSuite
 from autograder.sandbox import ForkServer, Limits, WarmStart
@@ -315,8 +316,7 @@ def write_gradebook(out: Path, entries: list[Entry], ag: LoadedAutograder, *, ca
                "submission": meta.get("path", ""), "note": " | ".join(notes)[:500],
                "isolation": outcome.isolation}
         rows.append(row)
-    columns = ["student", "name", "email", "total", "possible", *ag.questions, "status", "mistakes",
-               "submission", "note"]
+    columns = [*LEADING_COLUMNS, *ag.questions, *TRAILING_COLUMNS]
     _write_csv(out / "gradebook.csv", columns, rows)
     if canvas_csv:
         _write_canvas_csv(out / "gradebook_canvas.csv", ag, rows)

@@ -8,7 +8,11 @@ from dataclasses import asdict, dataclass
 #: How much of the student's printed output is kept in the feedback.
 STDOUT_FEEDBACK_CHARS = 4000
 
-STATUSES = ("graded", "rejected", "timeout", "error")
+#: What became of a submission, in the order summaries and reports list them.
+STATUSES: tuple[str, ...] = ("graded", "rejected", "timeout", "error")
+#: The gradebook's columns before and after its one column per question.
+LEADING_COLUMNS: tuple[str, ...] = ("student", "name", "email", "total", "possible")
+TRAILING_COLUMNS: tuple[str, ...] = ("status", "mistakes", "submission", "note")
 
 #: The notice the sandbox appends when it dropped output (``OutputBuffer.text``).
 _DROPPED = re.compile(r"\n\[output truncated: the first (\d+) bytes are shown; about (\d+) more were not kept\]\s*$")
