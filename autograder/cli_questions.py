@@ -41,7 +41,7 @@ def list_command() -> None:
 @click.option("-n", "n", type=int, default=1, show_default=True, help="Variants per family.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Root seed; the same seed gives the same bytes.")
-@click.option("--format", "fmt", type=click.Choice(sorted(exporters())), default="json", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(list(exporters())), default="json", show_default=True,
               help="Export format: " + "; ".join(f"{name}: {e.description}" for name, e in exporters().items())
               + ". See docs/practice-guide.md.")
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None,

@@ -15,8 +15,6 @@ import inspect
 from types import ModuleType
 from typing import Any
 
-import nbformat
-
 from autograder.tolerances import QUESTION_RTOL
 from question_bank import answers
 from question_bank.exporters import Files, _payload, register_exporter, sheet_file_names
@@ -90,6 +88,8 @@ def transform(bundle: dict[str, Any]) -> Files:
 
 def render_notebook(sheet: dict[str, Any]) -> str:
     """The notebook of one sheet as nbformat-4 JSON text."""
+    import nbformat  # imported here: listing the formats should not load it
+
     nb = nbformat.v4.new_notebook()
     nb.metadata = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
                    "language_info": {"name": "python"}}
@@ -107,6 +107,8 @@ def render_notebook(sheet: dict[str, Any]) -> str:
 
 def question_cells(number: int, variant: dict[str, Any]) -> list[Any]:
     """The question text, its answer cell and its check cell."""
+    import nbformat
+
     answer = variant["answer"]
     lines = [f"## {number}. {variant['title']}", "", variant["stem"].strip(), ""]
     if answer["kind"] not in ("float", "integer", "shape"):
