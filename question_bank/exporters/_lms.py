@@ -31,6 +31,14 @@ def xml_number(x: float | int) -> str:
     return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
 
 
+def absolute_tolerance(answer: dict[str, Any], value: float) -> float:
+    """The absolute tolerance around ``value`` equivalent to the answer's rtol/atol
+    (``atol + rtol * |value|``); 0 for an integer answer, which must be exact."""
+    if answer["kind"] == "integer":
+        return 0.0
+    return answer["atol"] + answer["rtol"] * abs(value)
+
+
 def md_html(markdown: str) -> str:
     """Markdown blocks -> LMS HTML with ``\\(...\\)`` math."""
     return to_html(markdown, tex_delimited)

@@ -26,6 +26,7 @@ from typing import Any
 from question_bank.exporters import Files, register_exporter
 from question_bank.exporters._lms import (
     QUIZ_TITLE,
+    absolute_tolerance,
     correct_feedback,
     md_html,
     md_inline,
@@ -129,13 +130,6 @@ def question_element(number: int, variant: dict[str, Any], html_parts: list[str]
     if kind == "true_false":
         return true_false_question(number, variant, html_parts)
     return multichoice_question(number, variant, html_parts)
-
-
-def absolute_tolerance(answer: dict[str, Any], value: float) -> float:
-    """Moodle's absolute tolerance equivalent to the answer's rtol/atol around ``value``."""
-    if answer["kind"] == "integer":
-        return 0.0
-    return answer["atol"] + answer["rtol"] * abs(value)
 
 
 def numerical_question(number: int, variant: dict[str, Any], html_parts: list[str]) -> ET.Element:

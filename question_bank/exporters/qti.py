@@ -31,6 +31,7 @@ from typing import Any
 from question_bank.exporters import Files, register_exporter
 from question_bank.exporters._lms import (
     QUIZ_TITLE,
+    absolute_tolerance,
     common_mistakes_html,
     correct_feedback,
     md_html,
@@ -89,7 +90,7 @@ def canvas_number(answer: dict[str, Any]) -> CanvasNumber:
     value = answer["value"]
     if answer["kind"] == "integer":
         return CanvasNumber(value, 0.0)
-    margin = answer["atol"] + answer["rtol"] * abs(value)
+    margin = absolute_tolerance(answer, value)
     if margin >= CANVAS_MIN_MARGIN:
         return CanvasNumber(value, margin)
     if 0 < value < CANVAS_LOG_BELOW:
