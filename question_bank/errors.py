@@ -24,6 +24,12 @@ class GenerationError(QuestionBankError):
     """A family could not produce a valid variant (a bug in the family)."""
 
 
+def require_at_least_one(n: int) -> None:
+    """Raise :class:`QuestionBankError` unless the ``-n`` count ``n`` is at least 1."""
+    if n < 1:
+        raise QuestionBankError(f"-n must be at least 1, got {n}.")
+
+
 class Redraw(Exception):
     """Raised inside a family's ``build`` when the drawn parameters are unusable.
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from question_bank.errors import GenerationError, QuestionBankError, Redraw, RosterError
+from question_bank.errors import GenerationError, QuestionBankError, Redraw, RosterError, require_at_least_one
 from question_bank.misconceptions import misconception_ref
 from question_bank.registry import Family, get_family, resolve_families
 from question_bank.roster import read_roster, safe_file_stem
@@ -149,8 +149,7 @@ def build_bundle(families: list[str] | tuple[str, ...] = (), n: int = 1, seed: i
     Raises:
         QuestionBankError: for n < 1, unknown families, or students without a salt.
     """
-    if n < 1:
-        raise QuestionBankError(f"-n must be at least 1, got {n}.")
+    require_at_least_one(n)
     names = resolve_families(list(families))
     if students is None:
         if salt is not None:
@@ -220,7 +219,7 @@ def run_generate(request: GenerateRequest) -> GenerateResult:
             n < 1, an unreadable roster, a roster without ``out``, or a salt
             without a roster.
     """
-    from question_bank.exporters import get_exporter
+    from question_bank.exporters import ANSWER_KEY_STEM, get_exporter
 
     exporter = get_exporter(request.fmt)
     students = None
@@ -228,7 +227,7 @@ def run_generate(request: GenerateRequest) -> GenerateResult:
         students = read_roster(request.roster)
         if request.out is None:
             raise RosterError("--students writes one file per student; pass -o DIRECTORY.")
-        if any(safe_file_stem(s) == "answer-key" for s in students):
+        if any(safe_file_stem(s) == ANSWER_KEY_STEM for s in students):
             raise RosterError("a student id 'answer-key' would overwrite the answer key file; rename it.")
     bundle = build_bundle(request.families, request.n, request.seed, students, request.salt)
     files = exporter.transform(bundle)

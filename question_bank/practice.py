@@ -17,7 +17,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from question_bank.answers import ResponseError, answer_key, judge, parse_response
-from question_bank.errors import QuestionBankError
+from question_bank.errors import require_at_least_one
 from question_bank.exporters._markup import to_text
 from question_bank.generate import generate_variant
 from question_bank.registry import resolve_families
@@ -72,8 +72,7 @@ def draw_quiz(families: tuple[str, ...] | list[str], n: int, seed: int) -> list[
     Raises:
         QuestionBankError: if ``n < 1`` or a family is unknown.
     """
-    if n < 1:
-        raise QuestionBankError(f"-n must be at least 1, got {n}.")
+    require_at_least_one(n)
     names = resolve_families(list(families))
     order = [names[int(i)] for i in np.random.default_rng(seed).permutation(len(names))]
     picks = [(order[i % len(order)], i // len(order)) for i in range(n)]

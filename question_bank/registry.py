@@ -8,13 +8,12 @@ imported on first use of the registry, so adding a module adds a family.
 from __future__ import annotations
 
 import abc
-import importlib
-import pkgutil
 import re
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
+from question_bank._submodules import import_submodules
 from question_bank.errors import UnknownFamilyError
 from question_bank.variant import Draft
 
@@ -88,10 +87,7 @@ def _load_families() -> None:
     global _loaded
     if _loaded:
         return
-    package = importlib.import_module("question_bank.families")
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if not info.name.startswith("_"):
-            importlib.import_module(f"{package.__name__}.{info.name}")
+    import_submodules("question_bank.families")
     _loaded = True
 
 

@@ -23,7 +23,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from question_bank.errors import QuestionBankError
+from question_bank.errors import QuestionBankError, require_at_least_one
 from question_bank.generate import generate_variant
 from question_bank.registry import get_family, resolve_families
 from question_bank.seeding import variant_seed
@@ -101,8 +101,7 @@ def run_stress(families: list[str] | tuple[str, ...] = (), n: int = 1000, seed: 
     Raises:
         QuestionBankError: for n < 1 or an unknown family.
     """
-    if n < 1:
-        raise QuestionBankError(f"-n must be at least 1, got {n}.")
+    require_at_least_one(n)
     start = time.perf_counter()
     rows = []
     for name in resolve_families(list(families)):

@@ -20,12 +20,11 @@ adding a module.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from question_bank._submodules import import_submodules
 from question_bank.errors import QuestionBankError, UnknownFormatError
 from question_bank.roster import safe_file_stem
 
@@ -132,9 +131,7 @@ def exporters() -> dict[str, Exporter]:
     """All registered exporters by name, sorted."""
     global _loaded
     if not _loaded:
-        for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-            if not info.name.startswith("_"):
-                importlib.import_module(f"{__name__}.{info.name}")
+        import_submodules(__name__)
         _loaded = True
     return dict(sorted(_EXPORTERS.items()))
 
