@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from question_bank.answers import NUMERIC_KINDS
 from question_bank.misconceptions import MISCONCEPTIONS
 
 #: Layout version of the variant dict; bump when a key changes meaning.
@@ -55,7 +56,6 @@ SCHEMA_VERSION = 1
 #: ``exp``/``log`` may differ between C libraries.
 FLOAT_DIGITS = 12
 
-NUMERIC_KINDS = ("float", "integer", "shape")
 CHOICE_KINDS = ("single_choice", "multiple_choice", "true_false")
 ANSWER_KINDS = NUMERIC_KINDS + CHOICE_KINDS
 
