@@ -83,13 +83,13 @@ def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, isola
       grader grade submissions/ -a dist/lm-head/autograder/autograder.zip -o graded
       grader grade export/ -a autograder.zip -o graded --canvas-csv
     """
-    from autograder.grading.bulk import discover, grade_batch
+    from autograder.grading.bulk import discover, grade_entries
 
-    total = len(discover(paths))
-    with click.progressbar(length=total, label="grading", file=sys.stderr) as bar:
-        result = grade_batch(paths, autograder_zip, out, workers=workers, timeout=timeout, force=force,
-                             isolation=isolation, canvas_csv=canvas_csv,
-                             on_done=lambda entry, outcome, skipped: bar.update(1))
+    entries = discover(paths)
+    with click.progressbar(length=len(entries), label="grading", file=sys.stderr) as bar:
+        result = grade_entries(entries, autograder_zip, out, workers=workers, timeout=timeout, force=force,
+                               isolation=isolation, canvas_csv=canvas_csv,
+                               on_done=lambda entry, outcome, skipped: bar.update(1))
     _print_summary(result)
     if result.interrupted:
         raise click.ClickException(f"interrupted: {result.graded} graded this run; rerun the same "

@@ -220,13 +220,17 @@ def _grade_entry(entry: Entry) -> tuple[Entry, dict]:
 
 @dataclass(frozen=True)
 class BatchResult:
-    """What a ``grade_batch`` run did."""
+    """What a ``grade_entries`` (or ``grade_batch``) run did."""
 
     rows: list[dict]
     graded: int
     skipped: int
     interrupted: bool
     isolation: str
+
+
+def _no_progress(entry: Entry, outcome: GradeOutcome, skipped: bool) -> None:
+    pass
 
 
 def grade_batch(
@@ -239,16 +243,32 @@ def grade_batch(
     force: bool = False,
     isolation: str = "auto",
     canvas_csv: bool = False,
-    on_done: Callable[[Entry, GradeOutcome, bool], None] = lambda entry, outcome, skipped: None,
+    on_done: Callable[[Entry, GradeOutcome, bool], None] = _no_progress,
 ) -> BatchResult:
-    """Grade every submission under ``paths`` with ``autograder_zip`` into ``out``.
+    """Grade every submission under ``paths`` (see ``discover``) as ``grade_entries`` does."""
+    return grade_entries(discover(paths), autograder_zip, out, workers=workers, timeout=timeout, force=force,
+                         isolation=isolation, canvas_csv=canvas_csv, on_done=on_done)
+
+
+def grade_entries(
+    entries: list[Entry],
+    autograder_zip: str | Path,
+    out: str | Path,
+    *,
+    workers: int | None = None,
+    timeout: float = 30.0,
+    force: bool = False,
+    isolation: str = "auto",
+    canvas_csv: bool = False,
+    on_done: Callable[[Entry, GradeOutcome, bool], None] = _no_progress,
+) -> BatchResult:
+    """Grade the discovered ``entries`` with ``autograder_zip`` into ``out``.
 
     Already-graded submissions (same autograder, same file) are skipped
     unless ``force``. On KeyboardInterrupt the workers are stopped, the
     gradebook is written for what finished, and the interruption is reported.
     """
     out = Path(out)
-    entries = discover(paths)
     out.mkdir(parents=True, exist_ok=True)
     limits = Limits(wall_seconds_total=timeout, wall_seconds_per_call=min(timeout, Limits().wall_seconds_per_call))
     with tempfile.TemporaryDirectory(prefix="lmhead-grade-") as tmp:
