@@ -61,15 +61,20 @@ def _check_size(path: Path, limits: IntakeLimits) -> None:
 def parse_notebook(data: bytes, where: str) -> nbformat.NotebookNode:
     """Parse and validate notebook JSON, or raise ``Rejected`` naming the file."""
     try:
-        raw = json.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        raw = json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise Rejected(f"{where} is not a valid notebook (not JSON: {exc}). Re-download it from "
                        "Jupyter with File > Save, then export again.") from None
     if not isinstance(raw, dict) or "cells" not in raw:
         raise Rejected(f"{where} is JSON but not a Jupyter notebook (it has no cells).")
     try:
-        nb = nbformat.reads(json.dumps(raw), as_version=4)
-        nbformat.validate(nb)
+        # reads validates the converted notebook and, told where, hands back
+        # the validation error instead of only logging it.
+        invalid: dict = {}
+        nb = nbformat.reads(text, as_version=4, capture_validation_error=invalid)
+        if "ValidationError" in invalid:
+            raise invalid["ValidationError"]
     except Exception as exc:  # nbformat raises several unrelated types
         raise Rejected(f"{where} is not a valid Jupyter notebook ({type(exc).__name__}: "
                        f"{str(exc).splitlines()[0][:200]}).") from None
