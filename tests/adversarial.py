@@ -18,14 +18,21 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import pickle
 import secrets
+import shutil
+import sys
 import zipfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import nbformat
 
+from tests.cohort import _function_cells
+
+_REPO = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "lm-head"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 #: Unique to this test session, so leftovers of an earlier run are never mistaken for new ones.
@@ -96,11 +103,6 @@ def _prelude(ctx: AttackContext) -> str:
     return _fill("import os as _adv_os\nprint(__MARKER__ + ' uid=%d' % _adv_os.getuid(), flush=True)\n", ctx)
 
 
-def _function_cells(nb: nbformat.NotebookNode) -> dict[str, int]:
-    return {c.source.split("(")[0][4:]: i for i, c in enumerate(nb.cells)
-            if c.cell_type == "code" and c.source.startswith("def ")}
-
-
 def _setup_cell(nb: nbformat.NotebookNode) -> int:
     """Index of the notebook's setup cell (imports numpy, builds the corpus)."""
     return next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "import numpy" in c.source)
@@ -146,6 +148,20 @@ def without_plugin(zip_path, dest):
                 data = json.dumps(config, indent=2).encode()
             out.writestr(info, data)
     return dest
+
+
+def subprocess_env(with_repo: bool = True) -> dict[str, str]:
+    """The environment of a run: otter imports the plugin from this working tree (as the build's
+    own check does); otter's own grading needs nothing of the repository."""
+    env = dict(os.environ)
+    if with_repo:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def otter_executable() -> str:
+    """The ``otter`` next to this Python, else the one on PATH."""
+    return shutil.which("otter", path=str(Path(sys.executable).parent)) or shutil.which("otter") or "otter"
 
 
 def _same_for_all(body: str) -> dict[str, str]:

@@ -77,11 +77,9 @@ def with_extra_cell(solution: nbformat.NotebookNode, source: str, position: int 
     return nb
 
 
-def write_export_zip(nb: nbformat.NotebookNode, path: Path, name: str, extra: dict[str, str] | None = None) -> Path:
-    """A zip as the notebook's export cell makes it (the notebook plus its log), plus ``extra`` files."""
+def write_export_zip(nb: nbformat.NotebookNode, path: Path, name: str) -> Path:
+    """A zip as the notebook's export cell makes it: the notebook plus its log."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(f"{name}.ipynb", nbformat.writes(nb))
         zf.writestr(".OTTER_LOG", b"")
-        for member, text in (extra or {}).items():
-            zf.writestr(member, text)
     return path

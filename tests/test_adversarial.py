@@ -39,7 +39,7 @@ from autograder.grading.bulk import _student_id
 from autograder.grading.results import STATUSES
 from autograder.sandbox import Limits
 from tests.adversarial import (ATTACKS, BY_NAME, NOTEBOOK, SESSION, AttackContext, attacked, marker,
-                               without_plugin, write_zip, zip_members)
+                               otter_executable, subprocess_env, without_plugin, write_zip, zip_members)
 
 ROOT = Path(__file__).resolve().parent.parent
 #: ``grader grade --timeout``: the wall-clock budget of one submission.
@@ -107,27 +107,14 @@ class Run:
     outputs: list[Path] = field(default_factory=list)
 
 
-def _env(with_repo: bool = True) -> dict[str, str]:
-    """The environment of a run: otter imports the plugin from this working tree (as the build's
-    own check does); otter's own grading needs nothing of the repository."""
-    env = dict(os.environ)
-    if with_repo:
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-    return env
-
-
-def _otter() -> str:
-    return shutil.which("otter", path=str(Path(sys.executable).parent)) or shutil.which("otter") or "otter"
-
-
 def _run(cmd: list[str], cwd: Path, with_repo: bool = True) -> tuple[float, int | None, str]:
     """Run ``cmd`` with its output going to files (an escaped process holding a pipe
     must not delay the measurement); kill its process group if it hangs."""
     out, err = cwd / "stdout.txt", cwd / "stderr.txt"
     with open(out, "wb") as so, open(err, "wb") as se:
         start = time.monotonic()
-        proc = subprocess.Popen(cmd, cwd=cwd, env=_env(with_repo), stdout=so, stderr=se, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+        proc = subprocess.Popen(cmd, cwd=cwd, env=subprocess_env(with_repo), stdout=so, stderr=se,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
         try:
             code = proc.wait(timeout=HARD_TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -149,7 +136,7 @@ def grade(lab: "Lab", path: str, submission: Path, folder: Path) -> Run:
                "-o", str(out), "--timeout", f"{GRADE_TIMEOUT:g}"]
         results_path = out / _student_id(submission.stem) / "results.json"
     else:
-        cmd = [_otter(), "run", "-a", str(lab.zip), "-o", str(out), str(submission)]
+        cmd = [otter_executable(), "run", "-a", str(lab.zip), "-o", str(out), str(submission)]
         results_path = out / "results.json"
     seconds, code, log = _run(cmd, folder)
     try:
@@ -369,8 +356,8 @@ def test_the_attacks_are_real_where_the_tests_share_the_kernel(lab, name):
     submission = folder / f"{name}.zip"
     write_zip(BY_NAME[name].build(lab.stub, lab.context(name, folder))[0], submission)
     (folder / "out").mkdir()
-    seconds, code, log = _run([_otter(), "run", "-a", str(plain), "-o", str(folder / "out"), str(submission)], folder,
-                              with_repo=False)
+    seconds, code, log = _run([otter_executable(), "run", "-a", str(plain), "-o", str(folder / "out"),
+                               str(submission)], folder, with_repo=False)
     try:
         results = json.loads((folder / "out" / "results.json").read_text(encoding="utf-8"))
         earned = sum(float(t.get("score") or 0) for t in results["tests"])

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -30,10 +28,9 @@ import pytest
 from autograder.build import build
 from autograder.grading.bulk import _student_id
 from autograder.mistakes import MISTAKES
-from tests.adversarial import without_plugin
+from tests.adversarial import otter_executable, subprocess_env, without_plugin
 from tests.cohort import with_extra_cell, with_mistake, with_stubs, write_export_zip
 
-ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "lm-head"
 OTTER_TIMEOUT = 300
 #: Mistakes graded, one or two per function (the whole catalogue is in test_mistakes.py).
@@ -160,21 +157,10 @@ def honest_cohort(solution: nbformat.NotebookNode) -> dict[str, nbformat.Noteboo
     return cohort
 
 
-def _env(with_repo: bool) -> dict[str, str]:
-    env = dict(os.environ)
-    if with_repo:
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-    return env
-
-
-def _otter() -> str:
-    return shutil.which("otter", path=str(Path(sys.executable).parent)) or shutil.which("otter") or "otter"
-
-
 def otter_scores(autograder_zip: Path, submission: Path, out: Path, *, with_repo: bool) -> dict:
     out.mkdir(parents=True)
-    proc = subprocess.run([_otter(), "run", "-a", str(autograder_zip), "-o", str(out), str(submission)],
-                          capture_output=True, text=True, timeout=OTTER_TIMEOUT, env=_env(with_repo), cwd=out)
+    proc = subprocess.run([otter_executable(), "run", "-a", str(autograder_zip), "-o", str(out), str(submission)],
+                          capture_output=True, text=True, timeout=OTTER_TIMEOUT, env=subprocess_env(with_repo), cwd=out)
     results_path = out / "results.json"
     assert proc.returncode == 0 and results_path.is_file(), proc.stdout[-2000:] + proc.stderr[-2000:]
     return json.loads(results_path.read_text(encoding="utf-8"))
@@ -214,7 +200,7 @@ def graded(tmp_path_factory):
     out = root / "ours"
     proc = subprocess.run([sys.executable, "-m", "autograder.cli", "grade", str(folder), "-a",
                            str(result.autograder_zip), "-o", str(out), "--workers", "1"],
-                          capture_output=True, text=True, timeout=OTTER_TIMEOUT, env=_env(True), cwd=root)
+                          capture_output=True, text=True, timeout=OTTER_TIMEOUT, env=subprocess_env(True), cwd=root)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     ours = {name: json.loads((out / _student_id(path.stem) / "results.json").read_text(encoding="utf-8"))
             for name, path in files.items()}
