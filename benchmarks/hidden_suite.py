@@ -1,7 +1,10 @@
 """How long the hidden suite takes for one submission of each assignment.
 
 Runs every hidden module of an assignment against the reference solutions,
-in-process, as the autograder does once per submission, and prints the median
+in-process, through a full pytest run (``run_hidden_suite``: collection
+included), which is how a single submission is graded (``otter run``, or
+``grade_submission`` without a collected suite); bulk grading collects once
+per batch (``CollectedSuite``) and is not what this times. Prints the median
 over several repeats against the 1 s target.
 
     python benchmarks/hidden_suite.py [--repeats 5]
