@@ -42,7 +42,7 @@ class HiddenSuitePlugin:
     results: dict[str, ItemResult] = field(default_factory=dict)
 
     def pytest_configure(self, config):
-        config.addinivalue_line("markers", "points(n): the test's weight within its question")
+        _register_markers(config)
 
     def pytest_sessionstart(self, session):
         reset_diagnosis_memo()
@@ -61,9 +61,7 @@ class HiddenSuitePlugin:
 
     @pytest.fixture(name="rng")
     def _rng(self, request):
-        # Seeded by the test's name too, so each test's inputs are fixed
-        # whatever order the tests run in or which of them are selected.
-        return np.random.default_rng([self.hidden_seed, zlib.crc32(request.node.name.encode())])
+        return rng_for_test(self.hidden_seed, request.node.name)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -72,13 +70,55 @@ class HiddenSuitePlugin:
         if report.when == "call" or report.failed:
             message, mistakes = "", ()
             if call.excinfo is not None and report.failed:
-                exc = call.excinfo.value
-                if isinstance(exc, Feedback):
-                    message, mistakes = str(exc), exc.mistakes
-                else:
-                    message = f"the test stopped with {type(exc).__name__}: {exc}"
+                message, mistakes = failure_of(call.excinfo.value)
             if item.nodeid not in self.results or report.failed:
                 self.results[item.nodeid] = ItemResult(item.nodeid, report.passed, message, mistakes)
+
+
+def hidden_test_path(folder: Path, question: str) -> Path:
+    """Where a support or assignment folder keeps ``question``'s hidden module."""
+    return Path(folder) / "hidden" / f"test_{question}.py"
+
+
+def rng_for_test(hidden_seed: int, test_name: str) -> np.random.Generator:
+    """The ``rng`` fixture of one test.
+
+    Seeded by the test's name too, so each test's inputs are fixed whatever
+    order the tests run in or which of them are selected, and are the same
+    under pytest and under ``CollectedSuite``.
+    """
+    return np.random.default_rng([hidden_seed, zlib.crc32(test_name.encode())])
+
+
+def failure_of(exc: BaseException) -> tuple[str, tuple[str, ...]]:
+    """What a failed test tells the student, and the mistakes it matched."""
+    if isinstance(exc, Feedback):
+        return str(exc), exc.mistakes
+    return f"the test stopped with {type(exc).__name__}: {exc}", ()
+
+
+def _register_markers(config: Any) -> None:
+    config.addinivalue_line("markers", "points(n): the test's weight within its question")
+
+
+def _quiet_pytest(paths: list[Path], plugin: Any, extra_args: list[str]) -> None:
+    """One pytest session over hidden modules, its output swallowed.
+
+    The modules are imported afresh and forgotten afterwards (see
+    ``forget_modules_under``); no conftest or ini file from their folder is
+    read and no cache is written next to them.
+    """
+    folders = sorted({p.parent for p in paths})
+    args = [*map(str, paths), "-q", "--noconftest", "--import-mode=importlib", "-p", "no:cacheprovider",
+            "--rootdir", str(folders[0]), "-c", os.devnull, "-W", "ignore", *extra_args]
+    for folder in folders:
+        forget_modules_under(folder)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            pytest.main(args, plugins=[plugin])
+    finally:
+        for folder in folders:
+            forget_modules_under(folder)
 
 
 def run_hidden_suite(paths: list[str | Path], plugin: HiddenSuitePlugin) -> dict[str, dict[str, ItemResult]]:
@@ -88,18 +128,8 @@ def run_hidden_suite(paths: list[str | Path], plugin: HiddenSuitePlugin) -> dict
     matters: pytest's start-up costs about as much as a whole module's tests.
     """
     paths = [Path(p).resolve() for p in paths]
-    folders = sorted({p.parent for p in paths})
-    # Plain asserts (no rewriting, so no values in messages), no conftest or
-    # ini file from the submission's folder, no cache written next to it.
-    args = [*map(str, paths), "-q", "--no-header", "-s", "--assert=plain", "--noconftest", "--color=no",
-            "--import-mode=importlib", "-p", "no:cacheprovider", "-p", "no:randomly",
-            "--rootdir", str(folders[0]), "-c", os.devnull, "-W", "ignore"]
-    for folder in folders:
-        forget_modules_under(folder)
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        pytest.main(args, plugins=[plugin])
-    for folder in folders:
-        forget_modules_under(folder)
+    # Plain asserts: no rewriting, so no values in messages.
+    _quiet_pytest(paths, plugin, ["--no-header", "-s", "--assert=plain", "--color=no", "-p", "no:randomly"])
     by_question: dict[str, dict[str, ItemResult]] = {Path(p).stem.removeprefix("test_"): {} for p in paths}
     for nodeid, result in plugin.results.items():
         module, _, name = nodeid.partition("::")
@@ -137,7 +167,7 @@ class _ItemCollector:
         self.errors: list[str] = []
 
     def pytest_configure(self, config):
-        config.addinivalue_line("markers", "points(n): the test's weight within its question")
+        _register_markers(config)
 
     def pytest_collection_modifyitems(self, items):
         self.items.extend(items)
@@ -152,15 +182,8 @@ def collect_items(paths: list[str | Path]) -> list:
 
     Raises ``RuntimeError`` with pytest's report when a module cannot be collected.
     """
-    paths = [Path(p).resolve() for p in paths]
-    folders = sorted({p.parent for p in paths})
     collector = _ItemCollector()
-    for folder in folders:
-        forget_modules_under(folder)
-    args = [*map(str, paths), "--collect-only", "-q", "--noconftest", "--import-mode=importlib",
-            "-p", "no:cacheprovider", "--rootdir", str(folders[0]), "-c", os.devnull, "-W", "ignore"]
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        pytest.main(args, plugins=[collector])
+    _quiet_pytest([Path(p).resolve() for p in paths], collector, ["--collect-only"])
     if collector.errors:
         raise RuntimeError("could not collect the hidden tests:\n" + "\n".join(collector.errors))
     return collector.items
@@ -206,15 +229,13 @@ class CollectedSuite:
         reset_diagnosis_memo()
         for case in self.cases:
             values = {"student": student, "sizes": dict(sizes), "hidden_seed": hidden_seed,
-                      "rng": np.random.default_rng([hidden_seed, zlib.crc32(case.name.encode())])}
+                      "rng": rng_for_test(hidden_seed, case.name)}
             kwargs = {**{f: values[f] for f in case.fixtures if f in values}, **case.params}
             try:
                 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                     case.function(**kwargs)
                 result = ItemResult(case.name, True)
-            except Feedback as exc:
-                result = ItemResult(case.name, False, str(exc), exc.mistakes)
-            except Exception as exc:   # a student error the test did not turn into feedback
-                result = ItemResult(case.name, False, f"the test stopped with {type(exc).__name__}: {exc}")
+            except Exception as exc:   # feedback, or a student error the test did not turn into it
+                result = ItemResult(case.name, False, *failure_of(exc))
             results.setdefault(case.question, {})[case.name] = result
         return results

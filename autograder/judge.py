@@ -166,7 +166,6 @@ def check_gradient_consistency(
     x_name: str,
     loss_is_right: bool,
     rng: np.random.Generator,
-    directions: int | None = None,
 ) -> None:
     """Raise ``Feedback`` unless ``grad`` is the gradient of the student's own loss.
 
@@ -179,10 +178,9 @@ def check_gradient_consistency(
 
     if type(grad) is not np.ndarray or grad.shape != x.shape:
         return   # shape and type problems are reported by the reference comparison
-    if directions is None:
-        # One random direction already exposes a wrong gradient with
-        # probability 1; more only pay off where evaluations are cheap.
-        directions = 1 if x.size > _MEMO_ABOVE else 3
+    # One random direction already exposes a wrong gradient with
+    # probability 1; more only pay off where evaluations are cheap.
+    directions = 1 if x.size > _MEMO_ABOVE else 3
 
     def scalar_loss(z: np.ndarray) -> float:
         value = loss_of(z)

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from autograder.hidden_plugin import HiddenSuitePlugin, ItemResult, run_hidden_suite
+from autograder.hidden_plugin import HiddenSuitePlugin, ItemResult, hidden_test_path, run_hidden_suite
 from autograder.judge import Feedback
 
 #: The support folder shipped in the autograder zip: autograder/, solutions/, hidden/.
@@ -56,7 +56,7 @@ def run_hidden_item(env: dict[str, Any], question: str, test_name: str, support:
         config = json.loads((folder / "hidden_config.json").read_text(encoding="utf-8"))
         plugin = HiddenSuitePlugin(student=NotebookNamespace(env), hidden_seed=config["hidden_seed"],
                                    sizes=config["sizes"])
-        paths = [folder / "hidden" / f"test_{q}.py" for q in config["questions"]]
+        paths = [hidden_test_path(folder, q) for q in config["questions"]]
         _results[key] = run_hidden_suite(paths, plugin)
     result = _results[key].get(question, {}).get(test_name)
     if result is None:

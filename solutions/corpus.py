@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-_SENTENCES = (
+SENTENCES = (
     "the lamp keeper walks the shore at dusk. ",
     "the lamp keeper lights the lantern when the fog rolls in. ",
     "the boats come home when the lantern glows. ",
@@ -19,7 +19,9 @@ _SENTENCES = (
     "the keeper counts the boats and writes the count in a book. ",
     "the lantern burns all night and rests at dawn. ",
 )
-CORPUS: str = "".join(_SENTENCES) * 20
+#: How many times the sentences repeat in the corpus.
+REPEATS = 20
+CORPUS: str = "".join(SENTENCES) * REPEATS
 
 
 def build_vocab(text: str = CORPUS) -> tuple[dict[str, int], dict[int, str]]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 
 from autograder.errors import BuildError
-from autograder.hidden_plugin import collect_items, forget_modules_under
+from autograder.hidden_plugin import collect_items, hidden_test_path
 
 
 @dataclass(frozen=True)
@@ -18,10 +18,6 @@ class HiddenItem:
     points: float
 
 
-def hidden_test_path(folder: Path, question: str) -> Path:
-    return folder / "hidden" / f"test_{question}.py"
-
-
 def collect_hidden_items(folder: Path, question: str, total_points: float) -> list[HiddenItem]:
     """Items of ``hidden/test_<question>.py``, the question's points split by their weights."""
     path = hidden_test_path(folder, question)
@@ -31,8 +27,6 @@ def collect_hidden_items(folder: Path, question: str, total_points: float) -> li
         items = collect_items([path])
     except RuntimeError as exc:
         raise BuildError(f"{path}: {exc}") from None
-    finally:
-        forget_modules_under(path.parent)
     if not items:
         raise BuildError(f"could not collect the hidden tests in {path}: no test found")
     weighted = [(item.name, _weight(item)) for item in items]

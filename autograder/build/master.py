@@ -17,12 +17,13 @@ import nbformat
 from autograder.build.config import AssignmentSettings
 from autograder.build.hidden_items import HiddenItem, collect_hidden_items
 from autograder.build.source import solution_cell_source
+from autograder.build.wheel import runtime_wheel_name
 from autograder.errors import BuildError
+from autograder.otter_plugin import SUPPORT_DIR
 from autograder.resources import templates_dir
 from solutions import corpus
 
 #: Folder (inside the autograder zip's files/) holding the hidden suite and its runtime.
-SUPPORT_DIR = "lmhead_support"
 
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 
@@ -85,8 +86,8 @@ def render_master(settings: AssignmentSettings) -> tuple[nbformat.NotebookNode, 
         "public_seed": settings.public_seed,
         "support_dir": SUPPORT_DIR,
         "runtime_wheel": runtime_wheel_name(),
-        "corpus_sentences": list(corpus._SENTENCES),
-        "corpus_repeats": 20,
+        "corpus_sentences": list(corpus.SENTENCES),
+        "corpus_repeats": corpus.REPEATS,
         "v": _public_values(settings),
     }
     raw, md, code = nbformat.v4.new_raw_cell, nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
@@ -125,13 +126,6 @@ def render_master(settings: AssignmentSettings) -> tuple[nbformat.NotebookNode, 
     notebook.metadata["kernelspec"] = dict(KERNELSPEC)
     notebook.metadata["language_info"] = {"name": "python"}
     return notebook, all_items
-
-
-def runtime_wheel_name() -> str:
-    """File name of the grading-runtime wheel shipped in the zip (see ``wheel.py``)."""
-    import autograder
-    from autograder.build.wheel import DIST_NAME
-    return f"{DIST_NAME}-{autograder.__version__}-py3-none-any.whl"
 
 
 def _format_points(points: float) -> str:

@@ -20,11 +20,13 @@ import autograder
 import solutions
 from autograder.build.config import AssignmentSettings, resolve_settings
 from autograder.build.hidden_items import HiddenItem
-from autograder.build.master import SUPPORT_DIR, hidden_config, render_master
+from autograder.hidden_plugin import hidden_test_path
+from autograder.build.master import hidden_config, render_master
 from autograder.build.otter_steps import otter_assign, otter_run, score_of
 from autograder.build.wheel import build_runtime_wheel
 from autograder.build.zips import write_zip
 from autograder.errors import BuildError
+from autograder.otter_plugin import SUPPORT_DIR
 
 #: Parts of the ``autograder`` package the hidden suite needs at grading time;
 #: the build pipeline and the command line stay out of the zip.
@@ -54,10 +56,9 @@ def _write_support(settings: AssignmentSettings, items: list[HiddenItem], suppor
     """The folder shipped in the zip: runtime packages, hidden tests, hidden config."""
     _copy_package(Path(autograder.__file__).parent, support / "autograder", _RUNTIME_EXCLUDE)
     _copy_package(Path(solutions.__file__).parent, support / "solutions")
-    hidden = support / "hidden"
-    hidden.mkdir()
+    (support / "hidden").mkdir()
     for q in settings.questions:
-        shutil.copy2(settings.spec.folder / "hidden" / f"test_{q.name}.py", hidden / f"test_{q.name}.py")
+        shutil.copy2(hidden_test_path(settings.spec.folder, q.name), hidden_test_path(support, q.name))
     (support / "hidden_config.json").write_text(hidden_config(settings, items), encoding="utf-8")
     build_runtime_wheel(support / "wheels")
 

@@ -41,6 +41,11 @@ def _record_line(name: str, data: bytes) -> str:
     return f"{name},sha256={digest},{len(data)}"
 
 
+def runtime_wheel_name() -> str:
+    """File name of the grading-runtime wheel shipped in the zip."""
+    return f"{DIST_NAME}-{autograder.__version__}-py3-none-any.whl"
+
+
 def build_runtime_wheel(dest_dir: Path) -> Path:
     """Write ``lmhead_grader-<version>-py3-none-any.whl`` into ``dest_dir`` and return its path."""
     version = autograder.__version__
@@ -55,6 +60,6 @@ def build_runtime_wheel(dest_dir: Path) -> Path:
     record = "\n".join([_record_line(n, d) for n, d in members] + [f"{dist_info}/RECORD,,"]) + "\n"
     members.append((f"{dist_info}/RECORD", record.encode()))
     dest_dir.mkdir(parents=True, exist_ok=True)
-    path = dest_dir / f"{DIST_NAME}-{version}-py3-none-any.whl"
+    path = dest_dir / runtime_wheel_name()
     write_zip(path, ((name, data, 0o644 << 16) for name, data in members))
     return path
