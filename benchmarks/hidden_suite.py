@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import solutions  # noqa: E402
 from autograder.build.config import resolve_settings  # noqa: E402
-from autograder.hidden_plugin import HiddenSuitePlugin, run_hidden_suite  # noqa: E402
+from autograder.hidden_plugin import HiddenSuitePlugin, hidden_test_path, run_hidden_suite  # noqa: E402
 from autograder.mistakes import MISTAKES, STUDENT_FUNCTIONS  # noqa: E402
 
 TARGET_SECONDS = 1.0
@@ -30,7 +30,7 @@ TARGET_SECONDS = 1.0
 
 def _suite_seconds(settings, student) -> tuple[float, int]:
     start = time.perf_counter()
-    paths = [settings.spec.folder / "hidden" / f"test_{q.name}.py" for q in settings.questions]
+    paths = [hidden_test_path(settings.spec.folder, q.name) for q in settings.questions]
     plugin = HiddenSuitePlugin(student=student, hidden_seed=settings.hidden_seed, sizes=settings.sizes)
     results = run_hidden_suite(paths, plugin)
     return time.perf_counter() - start, sum(len(r) for r in results.values())

@@ -23,7 +23,7 @@ from autograder.errors import GraderError
 from autograder.grading.extract import Program, extract_program
 from autograder.grading.intake import IntakeLimits, Rejected, read_submission
 from autograder.grading.results import GradeOutcome, ItemOutcome
-from autograder.hidden_plugin import CollectedSuite, HiddenSuitePlugin, run_hidden_suite
+from autograder.hidden_plugin import CollectedSuite, HiddenSuitePlugin, hidden_test_path, run_hidden_suite
 from autograder.judge import StudentCallFailed, apply_changes
 from autograder.sandbox import Limits, SandboxSession
 
@@ -54,7 +54,7 @@ class LoadedAutograder:
     @property
     def hidden_paths(self) -> list[Path]:
         """The hidden test module of each question, in question order."""
-        return [self.hidden_dir / f"test_{q}.py" for q in self.questions]
+        return [hidden_test_path(self.hidden_dir.parent, q) for q in self.questions]
 
 
 def load_autograder(zip_path: str | Path, dest: str | Path) -> LoadedAutograder:
