@@ -11,7 +11,7 @@ from autograder.cli_practice import practice
 from autograder.cli_questions import questions
 from autograder.cli_report import report
 from autograder.cli_support import reports_errors
-from autograder.grading.results import STATUSES
+from autograder.runtime.grading.outcome import STATUSES
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -83,7 +83,7 @@ def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, isola
       grader grade submissions/ -a dist/lm-head/autograder/autograder.zip -o graded
       grader grade export/ -a autograder.zip -o graded --canvas-csv
     """
-    from autograder.grading.bulk import discover, grade_entries
+    from autograder.runtime.grading.bulk import discover, grade_entries
 
     entries = discover(paths)
     with click.progressbar(length=len(entries), label="grading", file=sys.stderr) as bar:

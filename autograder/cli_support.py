@@ -5,7 +5,7 @@ import functools
 
 import click
 
-from autograder.errors import GraderError
+from autograder.runtime.errors import GraderError
 
 
 def reports_errors(func):

@@ -32,11 +32,12 @@ from markupsafe import Markup, escape
 # so the report works with no display and never touches the user's backend.
 from matplotlib.figure import Figure
 
-from autograder.errors import GraderError
+from autograder.runtime.errors import GraderError
 # The statuses ``grader grade`` writes (only ``graded`` submissions enter the
 # per-question and per-test rates) and the gradebook's fixed columns.
-from autograder.grading.results import LEADING_COLUMNS, STATUSES, TRAILING_COLUMNS
-from autograder.mistakes import MISTAKES
+from autograder.runtime.grading.gradebook import LEADING_COLUMNS, TRAILING_COLUMNS
+from autograder.runtime.grading.outcome import STATUSES
+from autograder.runtime.grading.outcome import Diagnosis, read_record
 from autograder.resources import templates_dir
 
 GRADEBOOK_NAME = "gradebook.csv"
@@ -402,7 +403,18 @@ def pass_rates(gradebook: Gradebook, results: ClassResults) -> list[PassRate]:
     return [PassRate(q, t, passed[(q, t)], attempts[(q, t)]) for q, t in keys]
 
 
-def mistake_stats(gradebook: Gradebook, results: ClassResults) -> list[MistakeStat]:
+def _diagnoses(out_dir: Path, gradebook: Gradebook) -> dict[str, Diagnosis]:
+    """Title and explanation of every mistake named in the students' records."""
+    known: dict[str, Diagnosis] = {}
+    for s in gradebook.submissions:
+        record = read_record(out_dir / s.student)
+        for d in record.outcome.diagnoses if record else ():
+            known.setdefault(d.slug, d)
+    return known
+
+
+def mistake_stats(gradebook: Gradebook, results: ClassResults, known: dict[str, Diagnosis] | None = None
+                  ) -> list[MistakeStat]:
     """Diagnosed mistakes by number of students, most frequent first (ties in slug order).
 
     Counts come from the gradebook (one per student, however many tests
@@ -416,7 +428,7 @@ def mistake_stats(gradebook: Gradebook, results: ClassResults) -> list[MistakeSt
                 seen_in.setdefault(slug, {})[_test_label(verdict.question, verdict.test)] = None
     stats = []
     for slug, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        entry = MISTAKES.get(slug)
+        entry = (known or {}).get(slug)
         stats.append(MistakeStat(
             slug=slug, count=count,
             title=entry.title if entry else slug,
@@ -558,7 +570,7 @@ def build_report(out_dir: Path) -> str:
     summary = class_summary(gradebook)
     questions = question_stats(gradebook, question_maxima(results))
     tests = pass_rates(gradebook, results)
-    mistakes = mistake_stats(gradebook, results)
+    mistakes = mistake_stats(gradebook, results, _diagnoses(out_dir, gradebook))
     graded = [s.student for s in gradebook.submissions if s.status == "graded"]
     return _environment().get_template(TEMPLATE_NAME).render(
         title=results.assignment or out_dir.resolve().name,

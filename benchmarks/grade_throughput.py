@@ -29,7 +29,7 @@ import nbformat  # noqa: E402
 
 from autograder.build import build  # noqa: E402
 from autograder.build.otter_steps import otter_run, score_of  # noqa: E402
-from autograder.mistakes import mistakes_for  # noqa: E402
+from autograder.build.spec import load_spec  # noqa: E402
 from tests.cohort import with_extra_cell, with_mistake, with_stubs, write_export_zip  # noqa: E402
 
 LM_HEAD_FUNCTIONS = ["next_token_batch", "lm_head", "softmax", "cross_entropy_loss", "lm_head_backward",
@@ -41,7 +41,7 @@ MEMORY_LIMIT_MB = 2048.0
 def synthesize(solution: nbformat.NotebookNode, folder: Path, size: int, rng: random.Random) -> dict[str, str]:
     """Write ``size`` submissions into ``folder``; returns {student: kind}."""
     kinds: dict[str, str] = {}
-    mistakes = [m for f in LM_HEAD_FUNCTIONS for m in mistakes_for(f)]
+    mistakes = list(load_spec("lm-head").catalogue().mistakes.values())
     n = 0
 
     def save(nb, kind: str, as_zip: bool) -> None:

@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from autograder.tolerances import QUESTION_ATOL, QUESTION_DISTRACTOR_GAP
+from autograder.runtime.tolerances import QUESTION_ATOL, QUESTION_DISTRACTOR_GAP
 from question_bank.errors import Redraw
 from question_bank.variant import Option
 

@@ -1,7 +1,7 @@
 """Errors the question bank reports to a user; the CLI turns each into one line."""
 from __future__ import annotations
 
-from autograder.errors import GraderError
+from autograder.runtime.errors import GraderError
 
 
 class QuestionBankError(GraderError):

@@ -236,7 +236,7 @@ def _adv_find(patterns, budget=100000, depth=9):
 
 _REFERENCE_FILES = ["*/solutions/head_and_loss.py", "*/solutions/__init__.py", "*/head_and_loss.py"]
 _HIDDEN_FILES = ["*/hidden/test_q*.py", "*/hidden_config.json", "*/tests/q[0-9].py",
-                 "*/autograder/otter_adapter.py", "*/autograder/judge.py", "*/autograder.zip"]
+                 "*/autograder/runtime/otter_adapter.py", "*/autograder/runtime/judge.py", "*/autograder.zip"]
 '''
 
 #: Rewrites every results.json, outcome.json and gradebook-like CSV it can
@@ -340,7 +340,7 @@ def reference_from_packages(stub, ctx):
     cell = SEARCH + r'''
 import importlib, importlib.util
 _REF = {}
-for _mod in ("solutions", "solutions.head_and_loss", "autograder", "autograder.judge",
+for _mod in ("solutions", "solutions.head_and_loss", "autograder", "autograder.runtime.judge",
              "lmhead_support.solutions.head_and_loss", "head_and_loss"):
     try:
         _m = importlib.import_module(_mod)
@@ -426,7 +426,7 @@ except TypeError as _e:
 
 # pytest, otter and the grader, as they might be imported later in this process
 for _modname in ("pytest", "_pytest", "_pytest.python", "otter", "otter.test_files", "otter.test_files.abstract_test",
-                 "autograder", "autograder.judge", "autograder.compare", "autograder.hidden_plugin", "solutions"):
+                 "autograder", "autograder.runtime.judge", "autograder.runtime.compare", "autograder.runtime.hidden_suite", "solutions"):
     _fake = sys.modules.get(_modname) or types.ModuleType(_modname)
     _fake.approx = lambda *a, **k: _Anything()
     _fake.main = lambda *a, **k: 0
@@ -705,7 +705,7 @@ def shadowed_support(stub, ctx):
                + "def run_hidden_item(env, question, test_name):\n    return None   # every hidden test passes\n")
     extra = {
         "lmhead_support/autograder/__init__.py": _planted(ctx, "support-package"),
-        "lmhead_support/autograder/otter_adapter.py": adapter,
+        "lmhead_support/autograder/runtime/otter_adapter.py": adapter,
         "lmhead_support/hidden_config.json": json.dumps({"assignment": ASSIGNMENT, "hidden_seed": 1,
                                                          "questions": [], "items": {}, "sizes": {}}),
         "lmhead_support/pytest.py": _planted(ctx, "support-pytest"),
@@ -720,7 +720,7 @@ def pickled_log(stub, ctx):
     """An .OTTER_LOG that is a pickle: loading it runs code that takes over the results."""
     code = _planted(ctx, "otter-log") + _fill(r'''
 try:
-    import autograder.otter_plugin as _plugin
+    import autograder.runtime.otter_plugin as _plugin
     def _after(self, results):
         results.to_gradescope_dict = lambda ag_config=None: {
             "score": 20.0, "output": __MARKER__,

@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 
 import solutions
-from autograder.mistakes import Mistake
+from autograder.runtime.catalogue import Mistake
 
 _IMPORT_ALIAS = re.compile(r"^from solutions(?:\.\w+)? import (\w+) as (\w+)$", re.M)
 _IMPORT_PLAIN = re.compile(r"^from solutions(?:\.\w+)? import [\w, ]+$", re.M)
@@ -36,7 +36,7 @@ def mistake_source(m: Mistake) -> str:
     imported = sorted({name for name, _ in _IMPORT_ALIAS.findall(text)})
     prelude = "\n\n".join(inspect.getsource(getattr(solutions, name)) for name in imported)
     text = prelude + "\n\n" + text.replace("from __future__ import annotations\n", "")
-    text = text.replace("from autograder.mistakes import mistake",
+    text = text.replace("from autograder.runtime.catalogue import mistake",
                         "def mistake(**_):\n    return lambda f: f")
     text = _IMPORT_ALIAS.sub(r"\2 = \1", text)
     text = _IMPORT_PLAIN.sub("", text)

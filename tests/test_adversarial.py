@@ -35,9 +35,9 @@ import nbformat
 import pytest
 
 from autograder.build import build
-from autograder.grading.bulk import _student_id
-from autograder.grading.results import STATUSES
-from autograder.sandbox import Limits
+from autograder.runtime.grading.discover import _student_id
+from autograder.runtime.grading.outcome import STATUSES
+from autograder.runtime.sandbox import Limits
 from tests.adversarial import (ATTACKS, BY_NAME, NOTEBOOK, SESSION, AttackContext, attacked, marker,
                                otter_executable, subprocess_env, without_plugin, write_zip, zip_members)
 

@@ -5,6 +5,8 @@ The end-to-end tests run otter (marked slow); they share one verified build.
 from __future__ import annotations
 
 import hashlib
+import io
+import json
 import shutil
 import zipfile
 from pathlib import Path
@@ -20,7 +22,7 @@ from autograder.build.otter_steps import otter_run, score_of
 from autograder.build.source import solution_cell_source
 from autograder.build.spec import available_assignments
 from autograder.cli import main
-from autograder.errors import BuildError, ConfigError
+from autograder.runtime.errors import BuildError, ConfigError
 
 ASSIGNMENTS = ["lm-head", "perplexity-and-parameters"]
 
@@ -71,9 +73,8 @@ def _write(tmp_path: Path, text: str) -> Path:
     ("assignments:\n  lm-head:\n    points: {q1: -2}\n", ["points.q1 should be a positive number"]),
     ("assignments:\n  lm-head:\n    sizes: {Q: 2}\n", ["unknown size 'Q'", "B, T, C"]),
     ("assignments:\n  lm-head:\n    sizes: {B: two}\n", ["sizes.B should be a whole number"]),
-    ("assignments:\n  lm-head:\n    hidden_seed: 1.5\n", ["hidden_seed should be a whole number"]),
+    ("assignments:\n  lm-head:\n    hidden_seed: 15\n", ["hidden_seed is no longer used", "secret"]),
     ("assignments:\n  lm-head:\n    questions: {q4: false}\n", ["q4: this question is required", "q6"]),
-    ("assignments:\n  lm-head:\n    public_seed: 5\n    hidden_seed: 5\n", ["hidden_seed must differ from public_seed"]),
     ("- just\n- a list\n", ["should be a mapping"]),
     ("key: [unclosed\n", ["not valid YAML"]),
 ])
@@ -111,12 +112,11 @@ assignments:
     points: {q4: 8}
     sizes: {B: 2, T: 5}
     public_seed: 7
-    hidden_seed: 99
     questions: {q6: false}
 """)
     settings = resolve_settings(["lm-head"], path)[0]
     assert [q.name for q in settings.questions] == ["q1", "q2", "q3", "q4", "q5"]
-    assert settings.hidden_seed == 99 and settings.public_seed == 7
+    assert settings.public_seed == 7
     notebook, items = render_master(settings)
     text = "\n".join(c.source for c in notebook.cells)
     assert "Deep Learning 501" in text and "Friday 5 pm" in text
@@ -124,14 +124,28 @@ assignments:
     assert "B, T, C = 2, 5, 16" in text and "default_rng(7)" in text
     assert "numerical_gradient" not in text
     assert sum(i.points for i in items if i.question == "q4") == pytest.approx(8)
-    assert "99" not in text          # the hidden seed never reaches the student's notebook
 
 
 def test_question_points_are_split_exactly_over_hidden_items():
+    """Do the tests' shares, in hundredths, add up to each question's points exactly (in decimal)?"""
+    from decimal import Decimal
     for settings in resolve_settings(None, None):
         _, items = render_master(settings)
         for q in settings.questions:
-            assert sum(i.points for i in items if i.question == q.name) == pytest.approx(q.points, abs=1e-9)
+            shares = [Decimal(repr(i.points)) for i in items if i.question == q.name]
+            assert all(s == s.quantize(Decimal("0.01")) for s in shares)
+            assert sum(shares) == Decimal(repr(q.points))
+
+
+@pytest.mark.parametrize("total, weights", [(5, [2, 2, 2, 2, 1, 1, 1, 1, 2, 2, 2]), (3, [1] * 7), (2, [1, 1, 1]),
+                                            (20, [1]), (4.5, [3, 1, 1])])
+def test_split_points_uses_largest_remainders(total, weights):
+    from decimal import Decimal
+    from autograder.build.hidden_items import split_points
+    shares = split_points(total, weights)
+    assert sum(Decimal(repr(s)) for s in shares) == Decimal(repr(float(total)))
+    exact = [total * w / sum(weights) for w in weights]
+    assert all(abs(s - e) < 0.01 for s, e in zip(shares, exact))
 
 
 def test_master_notebook_structure():
@@ -167,15 +181,28 @@ def test_build_writes_fixed_names_and_verifies_itself(built):
 
 
 @pytest.mark.slow
-def test_zip_holds_the_hidden_suite_and_runtime(built):
+def test_zip_carries_exactly_the_runtime_and_the_support_folder(built):
+    """Is every member of the zip one that the build meant to ship, and nothing of the tooling?"""
+    from autograder.build.contents import runtime_files, support_files
+    from autograder.build.spec import load_spec
+    from autograder.build.wheel import runtime_wheel_name
     out, _ = built
+    spec = load_spec("lm-head")
     with zipfile.ZipFile(out / "lm-head/autograder/autograder.zip") as zf:
         names = set(zf.namelist())
-    for member in ("run_autograder", "otter_config.json", "tests/q1.py",
-                   "files/lmhead_support/hidden/test_q4.py", "files/lmhead_support/solutions/head_and_loss.py",
-                   "files/lmhead_support/autograder/judge.py", "files/lmhead_support/hidden_config.json"):
-        assert member in names, member
-    assert not any(n.startswith("files/lmhead_support/autograder/build/") for n in names)
+        config = zf.read("files/lmhead_support/hidden_config.json").decode()
+        wheel = zipfile.ZipFile(io.BytesIO(zf.read(f"files/lmhead_support/wheels/{runtime_wheel_name()}")))
+    questions = [q.name for q in spec.questions]
+    support = {f"files/lmhead_support/{n}" for n, _ in support_files(spec.folder, questions, config)}
+    otter_own = {"run_autograder", "run_otter.py", "setup.sh", "environment.yml", "otter_config.json",
+                 *(f"tests/{q}.py" for q in questions)}
+    assert names == otter_own | support | {f"files/lmhead_support/wheels/{runtime_wheel_name()}"}
+    # hidden tests only in their folder; references and catalogue only in the support folder
+    assert [n for n in names if "test_q" in n and not n.startswith("files/lmhead_support/hidden/")] == []
+    packaged = {n for n in wheel.namelist() if ".dist-info/" not in n}
+    assert packaged == {n for n, _ in runtime_files()}
+    assert all(n == "autograder/__init__.py" or n.startswith("autograder/runtime/") for n in packaged)
+    assert not any(part in n for n in packaged for part in ("solutions", "mistakes.py", "hidden/", "test_q"))
 
 
 def _zip_contents(path: Path) -> dict[str, str]:
@@ -190,8 +217,16 @@ def test_two_builds_are_identical(built, tmp_path):
     for r in again:
         for part in (f"student/{r.name}.ipynb", f"solution/{r.name}.ipynb"):
             assert (tmp_path / r.name / part).read_bytes() == (out / r.name / part).read_bytes(), part
-        assert _zip_contents(tmp_path / r.name / "autograder/autograder.zip") == \
-            _zip_contents(out / r.name / "autograder/autograder.zip")
+        again_zip = _zip_contents(tmp_path / r.name / "autograder/autograder.zip")
+        first_zip = _zip_contents(out / r.name / "autograder/autograder.zip")
+        config = "files/lmhead_support/hidden_config.json"
+        # Only the secret differs: each build draws its own.
+        assert {k: v for k, v in again_zip.items() if k != config} == \
+            {k: v for k, v in first_zip.items() if k != config}
+        secrets_ = [json.loads(zipfile.ZipFile(p).read(config))
+                    for p in (tmp_path / r.name / "autograder/autograder.zip", out / r.name / "autograder/autograder.zip")]
+        assert secrets_[0].pop("secret") != secrets_[1].pop("secret")
+        assert secrets_[0] == secrets_[1]
 
 
 def _solved_copy(student: Path, solution: Path) -> nbformat.NotebookNode:

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from autograder.compare import MISSING, check_array, check_number
+from autograder.runtime.compare import MISSING, check_array, check_number
 
 EXPECTED = np.array([[0.1, 0.2], [0.3, 0.4]])
 

@@ -1,8 +1,8 @@
 """Do input fingerprints tell different inputs apart, and does the cache reuse equal ones?"""
 import numpy as np
 
-from autograder.fingerprint import ResultCache, fingerprint
-from autograder.sandbox.channel import Named
+from autograder.runtime.fingerprint import ResultCache, fingerprint
+from autograder.runtime.sandbox.channel import Named
 
 
 def test_equal_content_gives_equal_fingerprints_and_any_change_a_new_one():

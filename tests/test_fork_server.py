@@ -6,10 +6,10 @@ import time
 import numpy as np
 import pytest
 
-from autograder.sandbox import SandboxSession, procs
-from autograder.sandbox import isolation as iso
-from autograder.sandbox.forkserver import ForkServer
-from autograder.sandbox.limits import Limits
+from autograder.runtime.sandbox import SandboxSession, procs
+from autograder.runtime.sandbox import isolation as iso
+from autograder.runtime.sandbox.forkserver import ForkServer
+from autograder.runtime.sandbox.limits import Limits
 
 pytestmark = pytest.mark.skipif(not iso.running_as_root() or iso.probe_bwrap() is not None,
                                 reason="the fork server needs root and bubblewrap")

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import solutions as S
-from autograder.gradcheck import gradient_check, max_rel_err, numerical_gradient, projection_check
-from autograder.tolerances import GRAD_MAX_REL_ERR
+from autograder.runtime.gradcheck import gradient_check, max_rel_err, numerical_gradient, projection_check
+from autograder.runtime.tolerances import GRAD_MAX_REL_ERR
 
 
 @pytest.fixture

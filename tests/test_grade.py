@@ -11,8 +11,8 @@ from click.testing import CliRunner
 
 from autograder.build import build
 from autograder.cli import main
-from autograder.grading.bulk import discover, grade_batch
-from autograder.mistakes import MISTAKES
+from autograder.runtime.grading.bulk import discover, grade_batch
+from tests.suites import MISTAKES
 from autograder.report import build_report
 from tests.cohort import with_mistake, with_stubs, write_export_zip
 

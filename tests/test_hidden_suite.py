@@ -8,46 +8,22 @@ implementation (it must keep full marks).
 from __future__ import annotations
 
 from functools import lru_cache
-from types import SimpleNamespace
 
 import pytest
 
 import solutions
-from autograder.build.config import resolve_settings
-from autograder.hidden_plugin import HiddenSuitePlugin, run_hidden_module
-from autograder.mistakes import MISTAKES, STUDENT_FUNCTIONS
 from tests.alternatives import ALTERNATIVES
-
-
-@lru_cache(maxsize=None)
-def _where() -> dict[str, tuple]:
-    """Student function -> (hidden module path, hidden seed, sizes)."""
-    table = {}
-    for settings in resolve_settings(None, None):
-        for q in settings.spec.questions:
-            for function in q.functions:
-                path = settings.spec.folder / "hidden" / f"test_{q.name}.py"
-                table[function] = (str(path), settings.hidden_seed, dict(settings.sizes))
-    return table
-
-
-def _namespace(overrides: dict) -> SimpleNamespace:
-    base = {name: getattr(solutions, name) for name in STUDENT_FUNCTIONS}
-    return SimpleNamespace(**{**base, **overrides})
-
-
-def _run(function: str, student) -> dict:
-    path, seed, sizes = _where()[function]
-    return run_hidden_module(path, HiddenSuitePlugin(student=student, hidden_seed=seed, sizes=sizes))
+from tests.suites import FUNCTIONS as STUDENT_FUNCTIONS
+from tests.suites import MISTAKES, reference_namespace as _namespace, run_for as _run, suite_for
 
 
 def test_every_student_function_has_a_hidden_module():
-    assert set(_where()) == set(STUDENT_FUNCTIONS)
+    assert all(suite_for(f).cases for f in STUDENT_FUNCTIONS)
 
 
 @pytest.mark.parametrize("function", sorted(STUDENT_FUNCTIONS))
 def test_reference_keeps_full_marks(function):
-    results = _run(function, _namespace({}))
+    results = _run(function, _namespace())
     assert results and all(r.passed for r in results.values()), \
         {k: r.message for k, r in results.items() if not r.passed}
 

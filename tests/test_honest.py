@@ -26,8 +26,8 @@ import nbformat
 import pytest
 
 from autograder.build import build
-from autograder.grading.bulk import _student_id
-from autograder.mistakes import MISTAKES
+from autograder.runtime.grading.discover import _student_id
+from tests.suites import MISTAKES
 from tests.adversarial import otter_executable, subprocess_env, without_plugin
 from tests.cohort import with_extra_cell, with_mistake, with_stubs, write_export_zip
 

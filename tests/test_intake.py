@@ -9,8 +9,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grading.extract import extract_program
-from autograder.grading.intake import IntakeLimits, Rejected, read_submission
+from autograder.runtime.grading.extract import extract_program
+from autograder.runtime.grading.intake import IntakeLimits, Rejected, read_submission
 
 NAME = "lm-head"
 

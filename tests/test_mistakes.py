@@ -16,9 +16,24 @@ import pytest
 
 import solutions
 from alternatives import ALTERNATIVES
-from autograder.compare import check_array, check_number
-from autograder.diagnosis import ARGS_ATOL, ARGS_RTOL, diagnose, feedback_for, values_match
-from autograder.mistakes import MISTAKES, STUDENT_FUNCTIONS, mistake, mistakes_for
+from autograder.runtime.compare import check_array, check_number
+from autograder.runtime.catalogue import Catalogue, CatalogueError, load_catalogue
+from autograder.runtime.diagnosis import ARGS_ATOL, ARGS_RTOL, diagnose, feedback_for, using_catalogue, values_match
+from tests.suites import FUNCTIONS as STUDENT_FUNCTIONS
+from tests.suites import MISTAKES
+
+#: Both built-in catalogues as one, so diagnose() can be asked about any student function.
+ALL = Catalogue("all", tuple(STUDENT_FUNCTIONS), dict(MISTAKES))
+
+
+def mistakes_for(function: str):
+    return ALL.for_function(function)
+
+
+@pytest.fixture(autouse=True)
+def _both_catalogues():
+    with using_catalogue(ALL):
+        yield
 
 MakeArgs = Callable[[], tuple]
 
@@ -283,15 +298,28 @@ def test_mistake_has_the_student_signature(slug):
     assert shape(m.implementation) == shape(getattr(solutions, m.function))
 
 
-def test_registration_rejects_bad_entries():
-    """Are duplicate slugs, unknown functions and malformed slugs refused at import time?"""
-    with pytest.raises(ValueError, match="twice"):
-        mistake(function="softmax", title="t", explanation="e", name="loss-summed")(lambda x, axis=-1: x)
-    with pytest.raises(ValueError, match="unknown student function"):
-        mistake(function="soft_max", title="t", explanation="e")
-    with pytest.raises(ValueError, match="kebab"):
-        mistake(function="softmax", title="t", explanation="e", name="Bad_Slug")(lambda x, axis=-1: x)
-    assert "Bad_Slug" not in MISTAKES
+_HEADER = "from autograder.runtime.catalogue import mistake\n"
+
+
+@pytest.mark.parametrize("body, error", [
+    ('@mistake(function="softmax", title="t", explanation="e", name="twice")\ndef a(x, axis=-1): return x\n'
+     '@mistake(function="softmax", title="t", explanation="e", name="twice")\ndef b(x, axis=-1): return x\n',
+     "used twice"),
+    ('@mistake(function="soft_max", title="t", explanation="e")\ndef a(x, axis=-1): return x\n',
+     "not a function of"),
+    ('@mistake(function="softmax", title="t", explanation="e", name="Bad_Slug")\ndef a(x, axis=-1): return x\n',
+     "kebab"),
+    ('@mistake(function="softmax", title=" ", explanation="e")\ndef a(x, axis=-1): return x\n', "title"),
+])
+def test_loading_rejects_bad_entries(tmp_path, body, error):
+    """Are duplicate slugs, unknown functions, malformed slugs and empty titles refused when a catalogue loads?"""
+    (tmp_path / "mistakes.py").write_text(_HEADER + body)
+    with pytest.raises(CatalogueError, match=error):
+        load_catalogue(tmp_path, f"bad-{len(body)}", ("softmax",))
+
+
+def test_an_assignment_without_a_catalogue_has_an_empty_one(tmp_path):
+    assert load_catalogue(tmp_path, "none", ("softmax",)).for_function("softmax") == []
 
 
 # --------------------------------------------------------------------------

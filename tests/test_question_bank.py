@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import solutions
-from autograder.tolerances import QUESTION_DISTRACTOR_GAP
+from autograder.runtime.tolerances import QUESTION_DISTRACTOR_GAP
 from question_bank import families, generate_variant, get_family
 from question_bank.choices import separated
 from question_bank.errors import UnknownFamilyError

@@ -20,8 +20,8 @@ from click.testing import CliRunner
 
 from autograder import report as report_module
 from autograder.cli_report import report as report_command
-from autograder.errors import GraderError
-from autograder.mistakes import MISTAKES
+from autograder.runtime.errors import GraderError
+from tests.suites import MISTAKES
 from autograder.report import ReportError, build_report, write_report
 
 CHROMIUM = Path("/usr/bin/chromium")

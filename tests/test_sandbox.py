@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from autograder.sandbox import (ChannelError, Limits, Named, SandboxError, SandboxSession,
+from autograder.runtime.sandbox import (ChannelError, Limits, Named, SandboxError, SandboxSession,
                                 SandboxUnavailable, detect_isolation)
-from autograder.sandbox import channel, procs
-from autograder.sandbox import isolation as iso
+from autograder.runtime.sandbox import channel, procs
+from autograder.runtime.sandbox import isolation as iso
 
 ROOT = os.geteuid() == 0
 BWRAP_PROBLEM = iso.probe_bwrap()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import solutions as S
-from autograder.gradcheck import max_rel_err, numerical_gradient, projection_check
+from autograder.runtime.gradcheck import max_rel_err, numerical_gradient, projection_check
 
 # ---------------------------------------------------------------- seed 000
 

@@ -3,7 +3,7 @@ import os
 
 import numpy as np
 
-from autograder.sandbox import SandboxSession, WarmStart
+from autograder.runtime.sandbox import SandboxSession, WarmStart
 
 
 def test_each_session_gets_its_own_fresh_worker():

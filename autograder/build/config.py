@@ -9,7 +9,6 @@ A config is YAML like::
         points: {q4: 8}             # per-question points
         sizes: {B: 2, T: 6}         # tensor sizes of the worked example
         public_seed: 7              # inputs of the notebook and its public tests
-        hidden_seed: 123456         # inputs of the hidden tests
         questions: {q6: false}      # optional questions in (true) or out (false)
         due_date: "Monday 9 am"     # overrides the course's due date
 
@@ -26,13 +25,15 @@ from typing import Any
 import yaml
 
 from autograder.build.spec import AssignmentSpec, QuestionSpec, available_assignments, load_spec
-from autograder.errors import ConfigError
+from autograder.runtime.errors import ConfigError
 
 DEFAULT_COURSE_TITLE = "GPT from scratch"
 
 _COURSE_KEYS = {"course_title": str, "due_date": str, "assignments": dict}
-_ASSIGNMENT_KEYS = {"points": dict, "sizes": dict, "public_seed": int, "hidden_seed": int,
-                    "questions": dict, "due_date": str}
+_ASSIGNMENT_KEYS = {"points": dict, "sizes": dict, "public_seed": int, "questions": dict, "due_date": str}
+#: Keys that earlier versions accepted, and what replaced them.
+_RETIRED_KEYS = {"hidden_seed": "hidden inputs are now drawn from a secret the build makes for each "
+                                "autograder zip, mixed with each submission; delete the key"}
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,6 @@ class AssignmentSettings:
     due_date: str
     sizes: dict[str, int]
     public_seed: int
-    hidden_seed: int
     questions: tuple[QuestionSpec, ...]    # included questions, points resolved
 
     @property
@@ -58,6 +58,8 @@ def _type_name(kind: type) -> str:
 
 def _check_keys(where: str, raw: dict, allowed: dict[str, type], source: str) -> None:
     for key, value in raw.items():
+        if key in _RETIRED_KEYS:
+            raise ConfigError(f"{source}: {where}.{key} is no longer used: {_RETIRED_KEYS[key]}.")
         if key not in allowed:
             raise ConfigError(f"{source}: unknown key {key!r} in {where}; valid keys: "
                               f"{', '.join(sorted(allowed))}")
@@ -130,10 +132,6 @@ def _resolve(spec: AssignmentSpec, course: dict[str, Any]) -> AssignmentSettings
                               f"switched off; optional questions: {', '.join(optional)}")
 
     public_seed = raw.get("public_seed", spec.public_seed)
-    hidden_seed = raw.get("hidden_seed", spec.hidden_seed)
-    if public_seed == hidden_seed:
-        raise ConfigError(f"{where}: hidden_seed must differ from public_seed ({hidden_seed}), "
-                          "or students could see the hidden tests' inputs")
 
     points = raw.get("points", {})
     questions = tuple(
@@ -146,7 +144,6 @@ def _resolve(spec: AssignmentSpec, course: dict[str, Any]) -> AssignmentSettings
         due_date=raw.get("due_date", course.get("due_date", "")),
         sizes=sizes,
         public_seed=public_seed,
-        hidden_seed=hidden_seed,
         questions=questions,
     )
 

@@ -18,8 +18,8 @@ from autograder.build.config import AssignmentSettings
 from autograder.build.hidden_items import HiddenItem, collect_hidden_items
 from autograder.build.source import solution_cell_source
 from autograder.build.wheel import runtime_wheel_name
-from autograder.errors import BuildError
-from autograder.otter_plugin import SUPPORT_DIR
+from autograder.runtime.errors import BuildError
+from autograder.runtime.otter_plugin import SUPPORT_DIR
 from autograder.resources import templates_dir
 from solutions import corpus
 
@@ -132,13 +132,17 @@ def _format_points(points: float) -> str:
     return f"{points:g}"
 
 
-def hidden_config(settings: AssignmentSettings, items: list[HiddenItem]) -> str:
-    """The JSON the graders read: seed, sizes, questions and each hidden item's points."""
+def hidden_config(settings: AssignmentSettings, items: list[HiddenItem], secret: str) -> str:
+    """The JSON the graders read: the secret, questions, functions and each hidden item's points.
+
+    ``secret`` (made by the build with ``secrets``) is mixed with each
+    submission to draw its hidden inputs; it lives only in the autograder zip.
+    """
     return json.dumps({
         "assignment": settings.name,
-        "hidden_seed": settings.hidden_seed,
-        "sizes": settings.sizes,
+        "secret": secret,
         "questions": [q.name for q in settings.questions],
+        "functions": {q.name: list(q.functions) for q in settings.questions},
         "items": {q.name: [[i.test_name, i.points] for i in items if i.question == q.name]
                   for q in settings.questions},
     }, indent=2, sort_keys=True) + "\n"

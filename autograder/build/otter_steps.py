@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from autograder.errors import BuildError
+from autograder.runtime.errors import BuildError
 
 #: Generous bound on one otter subprocess; a healthy run takes a few seconds.
 OTTER_TIMEOUT_S = 300

@@ -6,6 +6,7 @@ build never leaves a half-written or broken assignment behind.
 """
 from __future__ import annotations
 
+import secrets
 import shutil
 import tempfile
 import time
@@ -16,21 +17,18 @@ from typing import Callable
 
 import nbformat
 
-import autograder
-import solutions
 from autograder.build.config import AssignmentSettings, resolve_settings
+from autograder.build.contents import support_files
 from autograder.build.hidden_items import HiddenItem
-from autograder.hidden_plugin import hidden_test_path
 from autograder.build.master import hidden_config, render_master
 from autograder.build.otter_steps import otter_assign, otter_run, score_of
 from autograder.build.wheel import build_runtime_wheel
 from autograder.build.zips import write_zip
-from autograder.errors import BuildError
-from autograder.otter_plugin import SUPPORT_DIR
+from autograder.runtime.errors import BuildError
+from autograder.runtime.grading.support import SUPPORT_DIR
 
-#: Parts of the ``autograder`` package the hidden suite needs at grading time;
-#: the build pipeline and the command line stay out of the zip.
-_RUNTIME_EXCLUDE = {"build", "cli.py", "cli_questions.py", "cli_support.py", "resources.py", "__pycache__"}
+#: Bytes of the secret each build makes for drawing hidden inputs.
+SECRET_BYTES = 32
 
 
 @dataclass(frozen=True)
@@ -46,20 +44,13 @@ class BuildResult:
     student_score: tuple[float, float] | None
 
 
-def _copy_package(package_dir: Path, dest: Path, exclude: set[str] = frozenset()) -> None:
-    def ignore(folder, names):
-        return [n for n in names if n in exclude or n == "__pycache__" or n.endswith(".pyc")]
-    shutil.copytree(package_dir, dest, ignore=ignore)
-
-
 def _write_support(settings: AssignmentSettings, items: list[HiddenItem], support: Path) -> None:
-    """The folder shipped in the zip: runtime packages, hidden tests, hidden config."""
-    _copy_package(Path(autograder.__file__).parent, support / "autograder", _RUNTIME_EXCLUDE)
-    _copy_package(Path(solutions.__file__).parent, support / "solutions")
-    (support / "hidden").mkdir()
-    for q in settings.questions:
-        shutil.copy2(hidden_test_path(settings.spec.folder, q.name), hidden_test_path(support, q.name))
-    (support / "hidden_config.json").write_text(hidden_config(settings, items), encoding="utf-8")
+    """The folder shipped in the zip: hidden tests, references, catalogue, config, runtime wheel."""
+    config = hidden_config(settings, items, secrets.token_hex(SECRET_BYTES))
+    for name, data in support_files(settings.spec.folder, [q.name for q in settings.questions], config):
+        target = support / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
     build_runtime_wheel(support / "wheels")
 
 

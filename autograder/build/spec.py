@@ -6,8 +6,9 @@ from pathlib import Path
 
 import yaml
 
-from autograder.errors import ConfigError
 from autograder.resources import assignments_dir
+from autograder.runtime.catalogue import Catalogue, Mistake, load_catalogue
+from autograder.runtime.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,6 @@ class AssignmentSpec:
     solutions_module: str
     sizes: dict[str, int]
     public_seed: int
-    hidden_seed: int
     intro: str
     questions: tuple[QuestionSpec, ...] = field(default_factory=tuple)
 
@@ -40,6 +40,15 @@ class AssignmentSpec:
             if q.name == name:
                 return q
         raise KeyError(name)
+
+    @property
+    def functions(self) -> tuple[str, ...]:
+        """Every student function of the assignment, in question order."""
+        return tuple(f for q in self.questions for f in q.functions)
+
+    def catalogue(self) -> Catalogue:
+        """The assignment's known mistakes (``mistakes.py`` in its folder)."""
+        return load_catalogue(self.folder, self.name, self.functions)
 
 
 def available_assignments() -> list[str]:
@@ -63,6 +72,24 @@ def load_spec(name: str) -> AssignmentSpec:
     return AssignmentSpec(
         name=raw["name"], title=raw["title"], folder=folder,
         solutions_module=raw["solutions_module"], sizes=dict(raw["sizes"]),
-        public_seed=int(raw["public_seed"]), hidden_seed=int(raw["hidden_seed"]),
+        public_seed=int(raw["public_seed"]),
         intro=raw["intro"], questions=questions,
     )
+
+
+def builtin_catalogues() -> dict[str, Catalogue]:
+    """The catalogue of every built-in assignment, by assignment name."""
+    return {name: load_spec(name).catalogue() for name in available_assignments()}
+
+
+def all_mistakes() -> dict[str, Mistake]:
+    """Every built-in catalogued mistake by slug (slugs are unique across assignments)."""
+    merged: dict[str, Mistake] = {}
+    for catalogue in builtin_catalogues().values():
+        merged.update(catalogue.mistakes)
+    return merged
+
+
+def student_functions() -> dict[str, str]:
+    """Every built-in student function, and the assignment it belongs to."""
+    return {f: name for name in available_assignments() for f in load_spec(name).functions}

@@ -1,10 +1,12 @@
 """A wheel of the grading runtime, shipped inside the autograder zip.
 
 Gradescope builds its grading image from the zip alone; the trusted runner
-(the otter plugin, the sandbox, the hidden-test runtime and the references)
-has to be installable from it. The wheel is written directly (it is a zip
-with a ``.dist-info`` folder), from the installed packages, so building it
-needs neither the project's source tree nor network access.
+(the otter plugin, the sandbox, the hidden-suite engine) has to be
+installable from it. The wheel holds exactly the runtime (see
+``contents.py``): no reference, no hidden test, no secret, since whatever it
+installs is readable by every user of the machine. It is written directly
+(a zip with a ``.dist-info`` folder), so building it needs neither the
+project's source tree nor network access.
 """
 from __future__ import annotations
 
@@ -13,27 +15,12 @@ import hashlib
 from pathlib import Path
 
 import autograder
-import solutions
+from autograder.build.contents import runtime_files
 from autograder.build.zips import write_zip
 
-DIST_NAME = "lmhead_grader"
-
-#: Parts of the ``autograder`` package the grading runtime does not need.
-_SKIP = {"build", "cli.py", "cli_questions.py", "cli_practice.py", "cli_report.py", "cli_support.py",
-         "report.py", "__pycache__"}
+DIST_NAME = "lmhead_grader_runtime"
 
 _REQUIRES = ["numpy>=1.24", "pytest>=7.4", "nbformat>=5.9", "PyYAML>=6.0", "otter-grader>=7.0.0,<7.1"]
-
-
-def _files(package_dir: Path, package: str) -> list[tuple[str, bytes]]:
-    out = []
-    for path in sorted(package_dir.rglob("*")):
-        relative = path.relative_to(package_dir)
-        if path.is_dir() or relative.parts[0] in _SKIP or "__pycache__" in relative.parts \
-                or path.suffix in (".pyc", ".pyo"):
-            continue
-        out.append((f"{package}/{relative.as_posix()}", path.read_bytes()))
-    return out
 
 
 def _record_line(name: str, data: bytes) -> str:
@@ -47,11 +34,10 @@ def runtime_wheel_name() -> str:
 
 
 def build_runtime_wheel(dest_dir: Path) -> Path:
-    """Write ``lmhead_grader-<version>-py3-none-any.whl`` into ``dest_dir`` and return its path."""
+    """Write the runtime wheel into ``dest_dir`` and return its path."""
     version = autograder.__version__
     dist_info = f"{DIST_NAME}-{version}.dist-info"
-    members = _files(Path(autograder.__file__).parent, "autograder") + \
-        _files(Path(solutions.__file__).parent, "solutions")
+    members = runtime_files()
     metadata = "\n".join(["Metadata-Version: 2.1", f"Name: {DIST_NAME}", f"Version: {version}",
                           "Summary: Grading runtime of the LM-head grader (sandboxed trusted grading)",
                           "Requires-Python: >=3.10", *[f"Requires-Dist: {r}" for r in _REQUIRES]]) + "\n"

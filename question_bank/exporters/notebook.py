@@ -15,7 +15,7 @@ import inspect
 from types import ModuleType
 from typing import Any
 
-from autograder.tolerances import QUESTION_RTOL
+from autograder.runtime.tolerances import QUESTION_RTOL
 from question_bank import answers
 from question_bank.exporters import Files, _payload, register_exporter, sheet_file_names
 from question_bank.exporters._payload import encode_payload

@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from autograder.tolerances import QUESTION_RTOL
+from autograder.runtime.tolerances import QUESTION_RTOL
 from question_bank.answers import answer_key
 from question_bank.exporters import Files, register_exporter, sheet_file_names
 from question_bank.exporters._markup import inline, mathml, to_html

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from autograder.tolerances import (
+from autograder.runtime.tolerances import (
     QUESTION_ATOL,
     QUESTION_CHECK_ATOL,
     QUESTION_CHECK_RTOL,

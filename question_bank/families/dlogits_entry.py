@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.tolerances import QUESTION_FD_ATOL, QUESTION_FD_EPS
+from autograder.runtime.tolerances import QUESTION_FD_ATOL, QUESTION_FD_EPS
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import float_answer, plain_mean_cross_entropy

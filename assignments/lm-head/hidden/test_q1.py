@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import solutions as ref
-from autograder.compare import check_array
-from autograder.judge import call, expect, unpack
+from autograder.runtime.compare import check_array
+from autograder.runtime.judge import call, expect, unpack
 
 
 def _inputs(rng, length, B, T, dtype):

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import solutions as ref
-from autograder.compare import check_array, check_number
-from autograder.judge import call, check_gradient_consistency, expect, unpack
-from autograder.tolerances import SCALAR_ATOL, SCALAR_RTOL
+from autograder.runtime.compare import check_array, check_number
+from autograder.runtime.judge import call, check_gradient_consistency, expect, unpack
+from autograder.runtime.tolerances import SCALAR_ATOL, SCALAR_RTOL
 
 FUNCTION = "cross_entropy_loss"
 

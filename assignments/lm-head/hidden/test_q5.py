@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import solutions as ref
-from autograder.compare import check_array
-from autograder.judge import call, expect, unpack
+from autograder.runtime.compare import check_array
+from autograder.runtime.judge import call, expect, unpack
 
 
 @pytest.mark.points(2)
@@ -22,8 +22,8 @@ def test_gradients_match_reference(student, rng, B, T, C, V):
 def test_gradients_agree_with_your_own_head(student, rng, B, T, C, V):
     """dW_head, db_head and dhidden must be the vector-Jacobian products of
     the student's own lm_head for a random upstream gradient."""
-    from autograder.gradcheck import projection_check
-    from autograder.judge import Feedback
+    from autograder.runtime.gradcheck import projection_check
+    from autograder.runtime.judge import Feedback
 
     hidden, W, b = rng.standard_normal((B, T, C)), rng.standard_normal((C, V)), rng.standard_normal(V)
     upstream = rng.standard_normal((B, T, V))

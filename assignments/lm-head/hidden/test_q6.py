@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 import solutions as ref
-from autograder.compare import check_array, check_number
-from autograder.judge import call, expect
-from autograder.sandbox.channel import Named
+from autograder.runtime.compare import check_array, check_number
+from autograder.runtime.judge import call, expect
+from autograder.runtime.sandbox.channel import Named
 
 
 # Functions the student's numerical_gradient differentiates are passed by

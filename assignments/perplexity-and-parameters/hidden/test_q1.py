@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 import solutions as ref
-from autograder.compare import check_number
-from autograder.judge import call, expect
-from autograder.tolerances import SCALAR_ATOL, SCALAR_RTOL
+from autograder.runtime.compare import check_number
+from autograder.runtime.judge import call, expect
+from autograder.runtime.tolerances import SCALAR_ATOL, SCALAR_RTOL
 
 
 @pytest.mark.points(1)

@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 import solutions as ref
-from autograder.compare import check_array, check_number
-from autograder.judge import call, expect, unpack
-from autograder.tolerances import SCALAR_ATOL, SCALAR_RTOL
+from autograder.runtime.compare import check_array, check_number
+from autograder.runtime.judge import call, expect, unpack
+from autograder.runtime.tolerances import SCALAR_ATOL, SCALAR_RTOL
 
 
 def _padded_batch(rng, B, T, V):
@@ -58,7 +58,7 @@ def test_large_offsets_and_a_big_vocabulary(student, rng):
 
 @pytest.mark.points(2)
 def test_gradient_is_the_derivative_of_your_own_loss(student, rng):
-    from autograder.judge import check_gradient_consistency
+    from autograder.runtime.judge import check_gradient_consistency
     logits, targets, mask = _padded_batch(rng, 3, 4, 7)
     out = call(student, "masked_cross_entropy", logits, targets, mask)
     loss, dlogits = unpack(out, "masked_cross_entropy", ("loss", "dlogits"))

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import solutions as ref
-from autograder.compare import check_array, check_number
-from autograder.judge import call, expect
+from autograder.runtime.compare import check_array, check_number
+from autograder.runtime.judge import call, expect
 
 
 @pytest.mark.points(1)

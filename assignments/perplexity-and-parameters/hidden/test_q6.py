@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import solutions as ref
-from autograder.compare import check_number
-from autograder.judge import Feedback, call, expect
+from autograder.runtime.compare import check_number
+from autograder.runtime.judge import Feedback, call, expect
 
 KEYS = ("embeddings", "attention", "ffn", "layernorm", "lm_head", "total")
 

@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from autograder.tolerances import (
+from autograder.runtime.tolerances import (
     FD_EPS,
     PROJECTION_EPS,
     PROJECTION_REL_TOL,

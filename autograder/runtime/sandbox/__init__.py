@@ -14,14 +14,15 @@ Example::
         else:
             print(result.error)           # what went wrong, for the student
 """
-from autograder.sandbox.channel import ChannelError, Named
-from autograder.sandbox.errors import SandboxError, SandboxUnavailable
-from autograder.sandbox.isolation import Isolation, detect_isolation
-from autograder.sandbox.limits import Limits
-from autograder.sandbox.runner import CallError, CallResult, CellError, ImportResult, SandboxSession, WarmStart
-from autograder.sandbox.forkserver import ForkServer  # noqa: E402  (needs runner first)
+from autograder.runtime.sandbox.channel import ChannelError, Named
+from autograder.runtime.sandbox.errors import SandboxError, SandboxUnavailable
+from autograder.runtime.sandbox.isolation import Isolation, detect_isolation
+from autograder.runtime.sandbox.limits import Limits
+from autograder.runtime.sandbox.results import CallError, CallResult, CellError, ImportResult
+from autograder.runtime.sandbox.session import SandboxSession, WarmStart, WorkerSource
+from autograder.runtime.sandbox.forkserver import ForkServer
 
 __all__ = [
     "CallError", "CallResult", "CellError", "ChannelError", "ForkServer", "ImportResult", "Isolation", "Limits",
-    "Named", "SandboxError", "SandboxSession", "SandboxUnavailable", "WarmStart", "detect_isolation",
+    "Named", "SandboxError", "SandboxSession", "SandboxUnavailable", "WarmStart", "WorkerSource", "detect_isolation",
 ]

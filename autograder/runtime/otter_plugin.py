@@ -21,17 +21,17 @@ from typing import Any
 
 import nbformat
 
-from autograder.grading.extract import Program, extract_program
-from autograder.grading.intake import Rejected, Submission, parse_notebook
-from autograder.grading.results import GradeOutcome, results_json
-from autograder.grading.runner import grade_program, load_support_dir, rejected_outcome
+from autograder.runtime.grading.extract import Program, extract_program
+from autograder.runtime.grading.feedback import results_json
+from autograder.runtime.grading.intake import Rejected, Submission, parse_notebook
+from autograder.runtime.grading.outcome import GradeOutcome
+from autograder.runtime.grading.runner import grade_program, rejected_outcome
+from autograder.runtime.grading.support import SUPPORT_DIR, load_support_dir
 
 try:
     from otter.plugins import AbstractOtterPlugin
 except ImportError:  # pragma: no cover - otter is a dependency of the package
     AbstractOtterPlugin = object
-
-SUPPORT_DIR = "lmhead_support"
 
 #: What otter itself puts in the submission folder and may stay there.
 _OTTER_OWNED = {"tests", SUPPORT_DIR, "__init__.py"}

@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 import nbformat
 
-from autograder.errors import SubmissionError
+from autograder.runtime.errors import SubmissionError
 
 
 class Rejected(SubmissionError):

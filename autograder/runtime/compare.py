@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from autograder.tolerances import VALUE_ATOL, VALUE_RTOL
+from autograder.runtime.tolerances import VALUE_ATOL, VALUE_RTOL
 
 #: Stand-in for "the function returned nothing in this slot".
 MISSING = object()

@@ -4,7 +4,7 @@ A student's code failing, hanging or crashing is never an exception on the
 grader's side: it is data in an ``ImportResult`` or ``CallResult``. These
 exceptions mean the grader could not run the sandbox at all.
 """
-from autograder.errors import GraderError
+from autograder.runtime.errors import GraderError
 
 
 class SandboxError(GraderError):

@@ -13,19 +13,24 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from autograder.compare import Verdict
+from autograder.runtime.compare import Verdict
 
 
 class Feedback(AssertionError):
     """A hidden test failed; the message is meant for the student.
 
-    ``mistakes`` holds the slugs of the catalogued mistakes the output
-    matched, for gradebooks and class reports.
+    ``diagnoses`` are the named mistakes the output matched (each with a
+    slug, function, title and explanation), for gradebooks and class reports.
     """
 
-    def __init__(self, message: str, mistakes: tuple[str, ...] = ()):
+    def __init__(self, message: str, diagnoses: tuple = ()):
         super().__init__(message)
-        self.mistakes = tuple(mistakes)
+        self.diagnoses = tuple(diagnoses)
+
+    @property
+    def mistakes(self) -> tuple[str, ...]:
+        """The slugs of the matched mistakes."""
+        return tuple(d.name for d in self.diagnoses)
 
 
 class StudentCallFailed(Exception):
@@ -84,10 +89,9 @@ def call(student: Any, name: str, *args: Any) -> Any:
         ):
             message = (f"`{name}` changed its input `{param}` in place. Work on a copy "
                        "(for example `x = x - x.max(...)` rather than `x -= ...`).")
-            from autograder.diagnosis import diagnose, feedback_for
+            from autograder.runtime.diagnosis import diagnose, feedback_for
             mistakes = diagnose(name, lambda: args, output, student_args_after=given)
-            raise Feedback(message + ("\n\n" + feedback_for(mistakes) if mistakes else ""),
-                           tuple(m.name for m in mistakes))
+            raise Feedback(message + ("\n\n" + feedback_for(mistakes) if mistakes else ""), tuple(mistakes))
     return output
 
 
@@ -146,7 +150,7 @@ def expect(verdict: Verdict, *, function: str | None = None,
     message = verdict.message
     mistakes = []
     if function is not None and make_args is not None:
-        from autograder.diagnosis import diagnose, feedback_for
+        from autograder.runtime.diagnosis import diagnose, feedback_for
         if function in _diagnosis_memo and _input_size(make_args()) > _MEMO_ABOVE:
             mistakes = _diagnosis_memo[function]
         else:
@@ -154,7 +158,7 @@ def expect(verdict: Verdict, *, function: str | None = None,
             _diagnosis_memo[function] = mistakes
         if mistakes:
             message += "\n\n" + feedback_for(mistakes)
-    raise Feedback(message, tuple(m.name for m in mistakes))
+    raise Feedback(message, tuple(mistakes))
 
 
 def check_gradient_consistency(
@@ -174,7 +178,7 @@ def check_gradient_consistency(
     of ``x``). Together with the reference comparison this tells the student
     which of the two is wrong: the loss, the gradient, or both.
     """
-    from autograder.gradcheck import projection_check
+    from autograder.runtime.gradcheck import projection_check
 
     if type(grad) is not np.ndarray or grad.shape != x.shape:
         return   # shape and type problems are reported by the reference comparison

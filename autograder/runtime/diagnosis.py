@@ -1,7 +1,7 @@
 """Name the known mistake behind a failed hidden test.
 
 When a hidden test fails, :func:`diagnose` runs every catalogued mistake for
-that function (``autograder.mistakes``) on fresh copies of the same inputs and
+that function (``autograder.runtime.catalogue``) on fresh copies of the same inputs and
 keeps those whose output reproduces the student's. :func:`feedback_for` turns
 the matches into Markdown built only from the catalogue's titles and
 explanations, so no message can reveal a hidden input or an expected value.
@@ -16,14 +16,15 @@ import copy
 import math
 import warnings
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
 import solutions
-from autograder.fingerprint import ResultCache, fingerprint
-from autograder.mistakes import Mistake, mistakes_for
-from autograder.tolerances import VALUE_ATOL, VALUE_RTOL
+from autograder.runtime.fingerprint import ResultCache, fingerprint
+from autograder.runtime.catalogue import Catalogue, Mistake
+from autograder.runtime.tolerances import VALUE_ATOL, VALUE_RTOL
 
 #: Tolerance for "were the arguments changed?". Much tighter than the value
 #: tolerance because the changes to catch can be as small as a finite-difference
@@ -32,7 +33,20 @@ from autograder.tolerances import VALUE_ATOL, VALUE_RTOL
 ARGS_RTOL = 1e-12
 ARGS_ATOL = 1e-15
 
-__all__ = ["diagnose", "feedback_for", "values_match"]
+__all__ = ["diagnose", "feedback_for", "using_catalogue", "values_match"]
+
+#: The catalogue of the assignment whose hidden suite is running (set by the suite).
+_active_catalogue: ContextVar[Catalogue | None] = ContextVar("active_catalogue", default=None)
+
+
+@contextmanager
+def using_catalogue(catalogue: Catalogue | None) -> Iterator[None]:
+    """Diagnose with ``catalogue`` inside the block (``None``: name no catalogued mistake)."""
+    token = _active_catalogue.set(catalogue)
+    try:
+        yield
+    finally:
+        _active_catalogue.reset(token)
 
 
 # --------------------------------------------------------------------------
@@ -179,7 +193,10 @@ def diagnose(
     A mistake that changes its own arguments matches only if the student's
     arguments were changed too (in whatever way: the cause is the same).
     """
-    candidates = mistakes_for(function)          # also rejects a misspelled function name
+    catalogue = _active_catalogue.get()
+    if catalogue is None:
+        return []
+    candidates = catalogue.for_function(function)    # also rejects a misspelled function name
     reference = getattr(solutions, function)
     key = fingerprint(tuple(make_args()))
     ref_run = _run(reference, make_args, key)

@@ -8,10 +8,12 @@ change is recorded as a note for the student's feedback.
 """
 from __future__ import annotations
 
+import ast
+import hashlib
 import re
 from dataclasses import dataclass
 
-from autograder.grading.intake import Submission
+from autograder.runtime.grading.intake import Submission
 
 #: Cell magics whose body is ordinary Python.
 _PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
@@ -30,6 +32,15 @@ class Program:
 
     cells: tuple[str, ...]
     notes: tuple[str, ...]
+
+    @property
+    def digest(self) -> str:
+        """A hash of the code that runs: the same code gives the same digest on every path."""
+        h = hashlib.sha256()
+        for cell in self.cells:
+            data = cell.encode("utf-8", "surrogatepass")
+            h.update(len(data).to_bytes(8, "big") + data)
+        return h.hexdigest()
 
 
 def _clean_cell(source: str, number: int, notes: list[str]) -> str | None:
@@ -70,3 +81,54 @@ def extract_program(submission: Submission) -> Program:
             if cleaned is not None and cleaned.strip():
                 cells.append(cleaned)
     return Program(tuple(cells), tuple(notes))
+
+
+#: Cells longer than this are not parsed when looking for stubs (they count as work done).
+_PARSE_LIMIT = 1 << 20
+
+
+def _is_stub(node: ast.FunctionDef) -> bool:
+    """A body that is only a docstring and ``...``, ``pass``, ``return``/``return None`` or ``raise NotImplementedError``."""
+    body = list(node.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    for statement in body:
+        if isinstance(statement, ast.Pass):
+            continue
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) \
+                and statement.value.value is Ellipsis:
+            continue
+        if isinstance(statement, ast.Return) and (statement.value is None or (
+                isinstance(statement.value, ast.Constant) and statement.value.value is None)):
+            continue
+        if isinstance(statement, ast.Raise) and statement.exc is not None and "NotImplementedError" in ast.dump(statement.exc):
+            continue
+        return False
+    return True
+
+
+def attempted(program: Program, functions: tuple[str, ...]) -> bool:
+    """Whether the program defines at least one of ``functions`` with more than a stub's body.
+
+    The last top-level definition of each name counts, as when the notebook
+    runs top to bottom. A cell that cannot be parsed is skipped (its
+    functions do not exist either).
+    """
+    last: dict[str, bool] = {}
+    for cell in program.cells:
+        if len(cell) > _PARSE_LIMIT:
+            return True
+        try:
+            tree = ast.parse(cell)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in functions:
+                last[node.name] = _is_stub(node)
+            elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in functions
+                                                      for t in node.targets):
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and target.id in functions:
+                        last[target.id] = False      # e.g. softmax = my_softmax
+    return any(not stub for stub in last.values())

@@ -39,9 +39,9 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
-from autograder.sandbox import procs
-from autograder.sandbox.errors import SandboxUnavailable
-from autograder.sandbox.limits import Limits
+from autograder.runtime.sandbox import procs
+from autograder.runtime.sandbox.errors import SandboxUnavailable
+from autograder.runtime.sandbox.limits import Limits
 
 logger = logging.getLogger(__name__)
 

@@ -28,11 +28,11 @@ import threading
 import time
 from typing import Any
 
-from autograder.sandbox import channel, procs, worker, zygote
-from autograder.sandbox import isolation as iso
-from autograder.sandbox.errors import SandboxError
-from autograder.sandbox.limits import Limits
-from autograder.sandbox.runner import LOADER, OutputBuffer, _sources, _Worker
+from autograder.runtime.sandbox import channel, procs, worker, zygote
+from autograder.runtime.sandbox import isolation as iso
+from autograder.runtime.sandbox.errors import SandboxError
+from autograder.runtime.sandbox.limits import Limits
+from autograder.runtime.sandbox.process import LOADER, OutputBuffer, WorkerProcess, program_sources
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class ForkServer:
 
     # -- the session's side ------------------------------------------------
 
-    def take(self, level: str, limits: Limits) -> _Worker | None:
+    def take(self, level: str, limits: Limits) -> WorkerProcess | None:
         """A freshly forked worker, or ``None`` when the session should start its own."""
         if not self.usable or level != self.level or limits != self.limits:
             return None
@@ -102,7 +102,7 @@ class ForkServer:
                 try:
                     if self._proc is None or self._proc.poll() is not None:
                         self._start()
-                    worker_ = _Worker(level, limits, OutputBuffer(limits.stdout_bytes))
+                    worker_ = WorkerProcess(level, limits, OutputBuffer(limits.stdout_bytes))
                     worker_.launch(server=self)
                     # A worker that cannot get ready here is the server's fault,
                     # not the submission's: find out before handing it over.
@@ -125,7 +125,7 @@ class ForkServer:
             self._stop()
             self.usable = False
 
-    # -- the worker's side (called by _Worker) -----------------------------
+    # -- the worker's side (called by WorkerProcess) -----------------------------
 
     def fork(self, config: dict[str, Any], fds: tuple[int, int, int], token: str) -> tuple[int, int]:
         """Fork a worker that talks over ``fds``; return its sandbox pid and a pidfd for it."""
@@ -204,7 +204,7 @@ class ForkServer:
         try:
             self._proc = subprocess.Popen(
                 prefix + [view.executable, "-I", "-S", "-B", "-c", BOOTSTRAP, json.dumps(config),
-                                *_sources(channel, worker, zygote)],
+                                *program_sources(channel, worker, zygote)],
                 stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, pass_fds=(theirs.fileno(),),
                 cwd="/", env=env, close_fds=True, start_new_session=True,
                 preexec_fn=iso.make_preexec(self._server_rlimits, subreaper=False))

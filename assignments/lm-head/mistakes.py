@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from autograder.mistakes import mistake
+from autograder.runtime.catalogue import mistake
 from solutions.head_and_loss import cross_entropy_loss as _reference_loss
 from solutions.head_and_loss import lm_head_backward as _reference_backward
 from solutions.head_and_loss import next_token_batch as _reference_batch

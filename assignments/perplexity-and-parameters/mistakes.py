@@ -1,6 +1,6 @@
 """Known mistakes in the ``perplexity-and-parameters`` assignment.
 
-Same conventions as ``autograder.mistakes.lm_head``: one wrong
+Same conventions as ``autograder.runtime.catalogue.lm_head``: one wrong
 implementation per function, exact student signature, reference reused for
 the steps the mistake does not touch. Logs are natural unless a mistake
 says otherwise. Shapes: B batch, T positions, C model width, V vocabulary.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.mistakes import mistake
+from autograder.runtime.catalogue import mistake
 from solutions.head_and_loss import cross_entropy_loss as _reference_loss
 from solutions.head_and_loss import softmax as _stable_softmax
 from solutions.perplexity_and_parameters import gpt_param_count as _reference_count

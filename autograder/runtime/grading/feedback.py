@@ -1,82 +1,16 @@
-"""A grading outcome as plain data, and its two renderings: Gradescope's
-results.json and a feedback.md the student can read."""
+"""The two renderings of a grading outcome for the student: Gradescope's
+results.json and a feedback.md they can read."""
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+
+from autograder.runtime.grading.outcome import GradeOutcome, ItemOutcome
 
 #: How much of the student's printed output is kept in the feedback.
 STDOUT_FEEDBACK_CHARS = 4000
 
-#: What became of a submission, in the order summaries and reports list them.
-STATUSES: tuple[str, ...] = ("graded", "rejected", "timeout", "error")
-#: The gradebook's columns before and after its one column per question.
-LEADING_COLUMNS: tuple[str, ...] = ("student", "name", "email", "total", "possible")
-TRAILING_COLUMNS: tuple[str, ...] = ("status", "mistakes", "submission", "note")
-
 #: The notice the sandbox appends when it dropped output (``OutputBuffer.text``).
 _DROPPED = re.compile(r"\n\[output truncated: the first (\d+) bytes are shown; about (\d+) more were not kept\]\s*$")
-
-
-@dataclass(frozen=True)
-class ItemOutcome:
-    """One hidden test's verdict for one submission."""
-
-    question: str
-    test: str
-    points: float
-    passed: bool
-    message: str = ""
-    mistakes: tuple[str, ...] = ()
-
-    @property
-    def score(self) -> float:
-        return self.points if self.passed else 0.0
-
-
-@dataclass(frozen=True)
-class GradeOutcome:
-    """Everything known about one graded (or refused) submission."""
-
-    student: str
-    assignment: str
-    status: str                         # one of STATUSES
-    isolation: str
-    items: tuple[ItemOutcome, ...] = ()
-    possible: float = 0.0
-    notes: tuple[str, ...] = ()
-    stdout: str = ""
-    seconds: float = 0.0
-    submission: str = ""
-
-    @property
-    def total(self) -> float:
-        return round(sum(i.score for i in self.items), 6)
-
-    @property
-    def mistakes(self) -> tuple[str, ...]:
-        """Distinct diagnosed mistakes, in the order they were first seen."""
-        seen: dict[str, None] = {}
-        for item in self.items:
-            for slug in item.mistakes:
-                seen.setdefault(slug, None)
-        return tuple(seen)
-
-    def question_scores(self) -> dict[str, float]:
-        scores: dict[str, float] = {}
-        for item in self.items:
-            scores[item.question] = round(scores.get(item.question, 0.0) + item.score, 6)
-        return scores
-
-    def to_dict(self) -> dict:
-        data = asdict(self)
-        data["items"] = [asdict(i) for i in self.items]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "GradeOutcome":
-        items = tuple(ItemOutcome(**{**i, "mistakes": tuple(i.get("mistakes", ()))}) for i in data["items"])
-        return cls(**{**data, "items": items, "notes": tuple(data.get("notes", ()))})
 
 
 def _summary(outcome: GradeOutcome) -> str:

@@ -1,0 +1,183 @@
+"""Grade a whole class in parallel and keep a consistent, resumable output folder.
+
+Layout of ``OUT``::
+
+    OUT/gradebook.csv              one row per student (an export of the records)
+    OUT/<student>/results.json     Gradescope format
+    OUT/<student>/feedback.md      for the student
+    OUT/<student>/outcome.json     the record: what the gradebook, the report and reruns read
+
+Each student's files are written atomically by this (trusted) process after
+the submission's sandbox is gone; the gradebook is rewritten from the
+records at the end, also after an interruption, so it always matches what
+is on disk.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import multiprocessing.util
+import os
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Iterable
+
+from autograder.runtime.grading.discover import discover
+from autograder.runtime.grading.feedback import feedback_markdown, results_json
+from autograder.runtime.grading.files import write_atomic
+from autograder.runtime.grading.gradebook import write_canvas_gradebook, write_gradebook
+from autograder.runtime.grading.outcome import RECORD_NAME, Entry, GradeOutcome, GradeRecord, read_record
+from autograder.runtime.grading.runner import grade_submission, rejected_outcome
+from autograder.runtime.grading.support import LoadedAutograder, load_autograder
+from autograder.runtime.sandbox import ForkServer, Limits, WarmStart
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    if path.is_file():
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def _already_graded(out: Path, entry: Entry, ag_digest: str, submission_sha256: str) -> GradeOutcome | None:
+    record = read_record(out / entry.student)
+    if record is None or record.autograder != ag_digest or record.submission_sha256 != submission_sha256:
+        return None
+    return record.outcome
+
+
+def write_outcome(out: Path, record: GradeRecord) -> None:
+    """The student's three files; outcome.json last, so it marks a complete set."""
+    folder = out / record.entry.student
+    write_atomic(folder / "results.json", json.dumps(results_json(record.outcome), indent=2) + "\n")
+    write_atomic(folder / "feedback.md", feedback_markdown(record.outcome))
+    write_atomic(folder / RECORD_NAME, record.to_json())
+
+
+# -------------------------------------------------------------------- workers
+
+_worker_state: dict = {}
+
+
+def _init_worker(ag: LoadedAutograder, limits: Limits, isolation: str) -> None:
+    # Each pool process forks its sandbox workers from one fork server where
+    # the strongest isolation runs (see ForkServer), and otherwise keeps one
+    # worker started ahead (see WarmStart); either stops with the pool process.
+    server = ForkServer(limits, isolation)
+    warm = server if server.usable else WarmStart(limits, isolation)
+    multiprocessing.util.Finalize(None, warm.close, exitpriority=10)
+    _worker_state.update(ag=ag, limits=limits, isolation=isolation, warm=warm)
+
+
+def _grade_entry(entry: Entry) -> tuple[Entry, dict]:
+    s = _worker_state
+    try:
+        outcome = grade_submission(entry.path, s["ag"], entry.student, limits=s["limits"],
+                                   isolation=s["isolation"], warm=s["warm"])
+    except Exception as exc:   # one bad submission never stops the batch
+        outcome = replace(rejected_outcome(s["ag"], entry.student, f"grading failed: {type(exc).__name__}: {exc}",
+                                           entry.path.name), status="error")
+    return entry, outcome.to_dict()
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What a ``grade_entries`` (or ``grade_batch``) run did."""
+
+    rows: list[dict]
+    graded: int
+    skipped: int
+    interrupted: bool
+    isolation: str
+
+
+def _no_progress(entry: Entry, outcome: GradeOutcome, skipped: bool) -> None:
+    pass
+
+
+def grade_batch(
+    paths: Iterable[str | Path],
+    autograder_zip: str | Path,
+    out: str | Path,
+    *,
+    workers: int | None = None,
+    timeout: float = 30.0,
+    force: bool = False,
+    isolation: str = "auto",
+    canvas_csv: bool = False,
+    on_done: Callable[[Entry, GradeOutcome, bool], None] = _no_progress,
+) -> BatchResult:
+    """Grade every submission under ``paths`` (see ``discover``) as ``grade_entries`` does."""
+    return grade_entries(discover(paths), autograder_zip, out, workers=workers, timeout=timeout, force=force,
+                         isolation=isolation, canvas_csv=canvas_csv, on_done=on_done)
+
+
+def grade_entries(
+    entries: list[Entry],
+    autograder_zip: str | Path,
+    out: str | Path,
+    *,
+    workers: int | None = None,
+    timeout: float = 30.0,
+    force: bool = False,
+    isolation: str = "auto",
+    canvas_csv: bool = False,
+    on_done: Callable[[Entry, GradeOutcome, bool], None] = _no_progress,
+) -> BatchResult:
+    """Grade the discovered ``entries`` with ``autograder_zip`` into ``out``.
+
+    Already-graded submissions (same autograder, same file) are skipped
+    unless ``force``. On KeyboardInterrupt the workers are stopped, the
+    gradebook is written for what finished, and the interruption is reported.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    limits = Limits(wall_seconds_total=timeout, wall_seconds_per_call=min(timeout, Limits().wall_seconds_per_call))
+    with tempfile.TemporaryDirectory(prefix="lmhead-grade-") as tmp:
+        ag = load_autograder(autograder_zip, tmp)
+        ag.suite                          # collected once, before the pool forks
+        todo, skipped = [], 0
+        hashes: dict[str, str] = {}      # each submission file is hashed once per run
+        for entry in entries:
+            hashes[entry.student] = _sha256(entry.path)
+            previous = None if force else _already_graded(out, entry, ag.digest, hashes[entry.student])
+            if previous is not None:
+                skipped += 1
+                on_done(entry, previous, True)
+            else:
+                todo.append(entry)
+        interrupted = False
+        graded = 0
+        workers = max(1, workers or os.cpu_count() or 1)
+        context = multiprocessing.get_context("fork")
+        pool = context.Pool(min(workers, max(1, len(todo))), initializer=_init_worker,
+                            initargs=(ag, limits, isolation)) if todo else None
+        try:
+            if pool is not None:
+                for entry, data in pool.imap_unordered(_grade_entry, todo):
+                    outcome = GradeOutcome.from_dict(data)
+                    write_outcome(out, GradeRecord(entry, outcome, ag.digest, hashes[entry.student]))
+                    graded += 1
+                    on_done(entry, outcome, False)
+                pool.close()
+                pool.join()          # workers exit normally and stop their spare sandboxes
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            if pool is not None:
+                pool.terminate()     # the spare sandboxes die with their pool process
+                pool.join()
+            records = [r for r in (read_record(out / e.student) for e in entries) if r is not None]
+            rows = write_gradebook(out, records, ag.questions)
+            if canvas_csv:
+                write_canvas_gradebook(out, records, ag.assignment, ag.possible)
+    return BatchResult(rows, graded, skipped, interrupted, _isolation_of(rows))
+
+
+def _isolation_of(rows: list[dict]) -> str:
+    levels = sorted({r["isolation"] for r in rows if r.get("isolation") and not r["isolation"].startswith("none")})
+    return ", ".join(levels)

@@ -1,0 +1,175 @@
+"""The grading record: what became of one submission, as plain data.
+
+``GradeOutcome`` is what grading produces (the same on every path: ``grader
+grade``, ``otter run``, Gradescope); ``GradeRecord`` is one student's
+``outcome.json`` in a graded folder: the outcome, whose submission it was and
+which autograder and file it came from. Everything later (the gradebook
+CSVs, the class report, reruns) reads these records and nothing else.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+#: What became of a submission, in the order summaries and reports list them.
+STATUSES: tuple[str, ...] = ("graded", "rejected", "timeout", "error")
+#: What grading noticed about a graded submission besides its score:
+#: ``not-attempted`` (every student function missing or still the starter
+#: stub), ``load-error`` (a cell raised while the notebook ran, e.g. a
+#: SyntaxError: what it defined later may be missing).
+FLAGS: tuple[str, ...] = ("not-attempted", "load-error")
+#: File name of a student's record in a graded folder.
+RECORD_NAME = "outcome.json"
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """A named mistake the feedback explains: from the catalogue, or recognised by its effect."""
+
+    slug: str
+    function: str
+    title: str
+    explanation: str
+
+
+@dataclass(frozen=True)
+class ItemOutcome:
+    """One hidden test's verdict for one submission."""
+
+    question: str
+    test: str
+    points: float
+    passed: bool
+    message: str = ""
+    mistakes: tuple[str, ...] = ()
+
+    @property
+    def score(self) -> float:
+        return self.points if self.passed else 0.0
+
+
+@dataclass(frozen=True)
+class GradeOutcome:
+    """Everything known about one graded (or refused) submission."""
+
+    student: str
+    assignment: str
+    status: str                         # one of STATUSES
+    isolation: str
+    items: tuple[ItemOutcome, ...] = ()
+    possible: float = 0.0
+    notes: tuple[str, ...] = ()
+    stdout: str = ""
+    seconds: float = 0.0
+    submission: str = ""
+    diagnoses: tuple[Diagnosis, ...] = ()
+    flags: tuple[str, ...] = ()
+
+    @property
+    def total(self) -> float:
+        return round(sum(i.score for i in self.items), 6)
+
+    @property
+    def mistakes(self) -> tuple[str, ...]:
+        """Distinct diagnosed mistakes, in the order they were first seen."""
+        seen: dict[str, None] = {}
+        for item in self.items:
+            for slug in item.mistakes:
+                seen.setdefault(slug, None)
+        return tuple(seen)
+
+    def question_scores(self) -> dict[str, float]:
+        scores: dict[str, float] = {}
+        for item in self.items:
+            scores[item.question] = round(scores.get(item.question, 0.0) + item.score, 6)
+        return scores
+
+    def question_points(self) -> dict[str, float]:
+        """Each question's possible points, from its tests' weights."""
+        points: dict[str, float] = {}
+        for item in self.items:
+            points[item.question] = round(points.get(item.question, 0.0) + item.points, 6)
+        return points
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["items"] = [asdict(i) for i in self.items]
+        data["diagnoses"] = [asdict(d) for d in self.diagnoses]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "GradeOutcome":
+        items = tuple(ItemOutcome(**{**i, "mistakes": tuple(i.get("mistakes", ()))}) for i in data["items"])
+        known = {f.name for f in fields(cls)}
+        diagnoses = tuple(Diagnosis(**d) for d in data.get("diagnoses", ()))
+        return cls(**{**{k: v for k, v in data.items() if k in known}, "items": items,
+                      "notes": tuple(data.get("notes", ())), "diagnoses": diagnoses,
+                      "flags": tuple(data.get("flags", ()))})
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One submission to grade and whose it is.
+
+    ``student`` is the id the graded folder is named after; ``name``,
+    ``email``, ``sid`` (the institution's student id) and ``lms_user_id``
+    (the LMS's own user id) come from an LMS export where there is one.
+    """
+
+    student: str
+    path: Path
+    name: str = ""
+    email: str = ""
+    submitted_at: str = ""
+    note: str = ""
+    sid: str = ""
+    lms_user_id: str = ""
+
+    def to_dict(self) -> dict:
+        return {"student": self.student, "path": str(self.path), "name": self.name, "email": self.email,
+                "submitted_at": self.submitted_at, "note": self.note, "sid": self.sid,
+                "lms_user_id": self.lms_user_id}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Entry":
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        return cls(**{**values, "path": Path(values.get("path", ""))})
+
+
+@dataclass(frozen=True)
+class GradeRecord:
+    """One student's ``outcome.json``: the entry, the outcome, and where they came from.
+
+    ``autograder`` and ``submission_sha256`` let a rerun tell whether the
+    autograder or the submission changed since this record was written.
+    """
+
+    entry: Entry
+    outcome: GradeOutcome
+    autograder: str = ""
+    submission_sha256: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps({"autograder": self.autograder, "submission_sha256": self.submission_sha256,
+                           "entry": self.entry.to_dict(), "outcome": self.outcome.to_dict(),
+                           **({"extra": self.extra} if self.extra else {})}, indent=2) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> "GradeRecord":
+        """Parse a record; raises ``ValueError`` (or ``KeyError``/``TypeError``) if it is malformed."""
+        data = json.loads(text)
+        return cls(Entry.from_dict(data["entry"]), GradeOutcome.from_dict(data["outcome"]),
+                   str(data.get("autograder", "")), str(data.get("submission_sha256", "")),
+                   dict(data.get("extra", {})))
+
+
+def read_record(folder: Path) -> GradeRecord | None:
+    """The record in ``folder/outcome.json``, or ``None`` if it is missing or unreadable."""
+    try:
+        return GradeRecord.from_json((Path(folder) / RECORD_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

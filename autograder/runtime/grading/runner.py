@@ -1,0 +1,116 @@
+"""Grade one submission: run its code in the sandbox, judge it from outside.
+
+The trusted process holds the hidden tests and the references; the hidden
+pytest suite runs here, against a proxy whose functions forward each call
+to the sandboxed worker as plain data. The outcome is assembled only after
+the worker has been shut down.
+"""
+from __future__ import annotations
+
+import inspect
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from autograder.runtime.grading.extract import Program, attempted, extract_program
+from autograder.runtime.grading.intake import IntakeLimits, Rejected, read_submission
+from autograder.runtime.grading.outcome import GradeOutcome, ItemOutcome
+from autograder.runtime.grading.support import LoadedAutograder
+from autograder.runtime.judge import StudentCallFailed, apply_changes
+from autograder.runtime.sandbox import Limits, SandboxSession
+
+
+class SandboxStudent:
+    """Looks like the student's namespace; every call runs in the sandbox."""
+
+    def __init__(self, session: SandboxSession):
+        self._session = session
+
+    def __getattr__(self, name: str) -> Any:
+        params = self._session.functions.get(name)
+        if name.startswith("_") or params is None:
+            raise AttributeError(name)
+
+        def isolated_call(*args: Any) -> tuple[Any, dict[int, np.ndarray]]:
+            """The value, and the array arguments the function changed in the sandbox.
+
+            ``args`` cross as copies, so they are never touched here: the
+            judge needs no copies of its own (see ``judge.call``).
+            """
+            result = self._session.call(name, *args)
+            if not result.ok:
+                raise StudentCallFailed(str(result.error))
+            return result.value, result.args_after
+
+        def call(*args: Any) -> Any:
+            value, changed = isolated_call(*args)
+            apply_changes(args, changed)       # show the caller the mutation
+            return value
+
+        call.isolated_call = isolated_call
+        call.__name__ = name
+        call.__signature__ = inspect.Signature(
+            [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
+        return call
+
+
+def _not_run(ag: LoadedAutograder, message: str) -> tuple[ItemOutcome, ...]:
+    return tuple(ItemOutcome(q, test, points, False, message) for q in ag.questions for test, points in ag.items[q])
+
+
+def grade_program(program: Program, ag: LoadedAutograder, student: str, *,
+                  limits: Limits = Limits(), isolation: str = "auto", submission: str = "",
+                  warm: Any = None) -> GradeOutcome:
+    """Run ``program`` in a sandbox and judge it with the hidden suite.
+
+    The hidden inputs are drawn from the build's secret and the program's
+    digest. ``warm`` is a ``WarmStart`` or ``ForkServer`` the sandbox takes
+    its workers from (see ``SandboxSession``).
+    """
+    start = time.perf_counter()
+    notes = list(program.notes)
+    suite = ag.suite
+    with SandboxSession(list(program.cells), limits, isolation=isolation, warm=warm) as session:
+        loaded = session.start()
+        level = session.isolation
+        if loaded.timed_out:
+            notes.append("Your notebook took too long to run and was stopped; functions defined "
+                         "after that point could not be graded.")
+        elif loaded.error and not loaded.cell_errors:
+            notes.append(f"Your notebook could not be run: {loaded.error}")
+        for error in loaded.cell_errors:
+            notes.append(f"Code cell {error.cell + 1} raised {error}.")   # cells count from 1 for people
+        if loaded.loaded:
+            run = suite.run(SandboxStudent(session), ag.seed_for(program.digest))
+            items, diagnoses = run.items, run.diagnoses
+        else:
+            items, diagnoses = _not_run(ag, "Not run: your notebook did not finish loading."), ()
+        stdout = session.stdout
+    # The worker is gone; only now is the outcome assembled.
+    status = "timeout" if loaded.timed_out else "graded"
+    flags = tuple(flag for flag, present in (("not-attempted", not attempted(program, ag.student_functions)),
+                                               ("load-error", bool(loaded.cell_errors))) if present)
+    return GradeOutcome(student, ag.assignment, status, level, items, ag.possible, tuple(notes),
+                        stdout, time.perf_counter() - start, submission, diagnoses, flags)
+
+
+def rejected_outcome(ag: LoadedAutograder, student: str, reason: str, submission: str) -> GradeOutcome:
+    """A zero-score outcome for a submission that could not be read."""
+    items = _not_run(ag, f"Not graded: {reason}")
+    return GradeOutcome(student, ag.assignment, "rejected", "none (not run)", items, ag.possible,
+                        (reason,), "", 0.0, submission)
+
+
+def grade_submission(path: str | Path, ag: LoadedAutograder, student: str, *,
+                     limits: Limits = Limits(), isolation: str = "auto",
+                     intake_limits: IntakeLimits = IntakeLimits(), warm: Any = None) -> GradeOutcome:
+    """Grade the file at ``path``; a submission that cannot be read scores 0 with the reason."""
+    path = Path(path)
+    try:
+        submission = read_submission(path, ag.assignment, intake_limits)
+    except Rejected as exc:
+        return rejected_outcome(ag, student, str(exc), path.name)
+    return grade_program(extract_program(submission), ag, student, limits=limits,
+                         isolation=isolation, submission=submission.source, warm=warm)

@@ -1,0 +1,264 @@
+"""The one engine that runs hidden tests: collected by pytest once, then run per student.
+
+Every path that grades runs this engine: ``grader grade`` (many students
+per process), the otter plugin under ``otter run`` and on Gradescope, the
+build's self-check (through ``otter run``), and the in-kernel adapter that
+otter's own test cells call. pytest collects the hidden modules, so test
+names, parameters and markers are exactly pytest's; afterwards each test
+function is called directly with its parameters and the two fixtures hidden
+tests may use:
+
+``student``
+    the student's namespace (a sandbox proxy, or a notebook's globals);
+``rng``
+    a ``numpy.random.Generator`` seeded by the submission's seed and the
+    test's name, so each test's inputs are fixed for one submission whatever
+    order the tests run in.
+
+Outcomes follow pytest's: a test passes only if it returns; ``pytest.fail``
+and any exception fail it; ``pytest.skip`` and ``pytest.xfail`` do not pass
+it either, since a test earns points only on positive evidence; after
+``pytest.exit`` the remaining tests are not run (and fail). Only
+``KeyboardInterrupt`` propagates. Tracebacks are never kept: they would show
+hidden inputs.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+import pytest
+from _pytest.outcomes import Exit, Failed, Skipped, XFailed
+
+from autograder.runtime.catalogue import Catalogue
+from autograder.runtime.grading.outcome import Diagnosis, ItemOutcome
+from autograder.runtime.judge import Feedback, reset_diagnosis_memo
+
+#: The fixtures a hidden test may ask for.
+FIXTURES = ("student", "rng")
+#: Markers that would make pytest skip a test or expect it to fail: refused,
+#: since a test that does not run cannot be evidence of anything.
+REFUSED_MARKERS = ("skip", "skipif", "xfail", "usefixtures")
+
+
+class HiddenSuiteError(RuntimeError):
+    """The hidden modules cannot be collected, or use what the engine cannot provide."""
+
+
+def hidden_test_path(folder: Path, question: str) -> Path:
+    """Where a support or assignment folder keeps ``question``'s hidden module."""
+    return Path(folder) / "hidden" / f"test_{question}.py"
+
+
+def question_of(path: str | Path) -> str:
+    """The question a hidden module ``test_<question>.py`` belongs to."""
+    return Path(path).stem.removeprefix("test_")
+
+
+def rng_for_test(seed: int, test_name: str) -> np.random.Generator:
+    """The ``rng`` fixture of one test for the submission whose seed is ``seed``."""
+    return np.random.default_rng([seed, zlib.crc32(test_name.encode())])
+
+
+def failure_of(exc: BaseException) -> tuple[str, tuple[Diagnosis, ...]]:
+    """What a failed test tells the student, and the mistakes it matched."""
+    if isinstance(exc, Feedback):
+        return str(exc), tuple(Diagnosis(d.name, d.function, d.title, d.explanation) for d in exc.diagnoses)
+    if isinstance(exc, XFailed):
+        return f"the test was marked as an expected failure ({exc.msg or 'no reason given'}), so it earns nothing.", ()
+    if isinstance(exc, Skipped):
+        return f"the test was skipped ({exc.msg or 'no reason given'}), so it earns nothing.", ()
+    if isinstance(exc, Failed):
+        return exc.msg or "the test failed.", ()
+    return f"the test stopped with {type(exc).__name__}: {exc}", ()
+
+
+def _register_markers(config: Any) -> None:
+    config.addinivalue_line("markers", "points(n): the test's weight within its question")
+
+
+def forget_modules_under(folder: Path) -> None:
+    """Drop imported hidden-test modules that live in, or share a name with one in, ``folder``.
+
+    Every assignment names its hidden modules ``test_q1.py`` ...; pytest's
+    importlib mode names modules after the file, so without this a second
+    assignment in the same process would reuse the first one's modules.
+    """
+    folder = Path(folder).resolve()
+    prefix = str(folder) + os.sep
+    stems = {p.stem for p in folder.glob("test_*.py")}
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None) or ""
+        here = file.startswith(prefix) and os.sep not in file[len(prefix):]
+        if here or name.rpartition(".")[2] in stems:
+            del sys.modules[name]
+
+
+class _ItemCollector:
+    """Keeps the collected test items and any collection errors."""
+
+    def __init__(self) -> None:
+        self.items: list = []
+        self.errors: list[str] = []
+
+    def pytest_configure(self, config: Any) -> None:
+        _register_markers(config)
+
+    def pytest_collection_modifyitems(self, items: list) -> None:
+        self.items.extend(items)
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed:
+            self.errors.append(str(report.longrepr))
+
+
+def collect_items(paths: Iterable[str | Path]) -> list:
+    """The pytest items of hidden modules, collected without running them.
+
+    The modules are imported afresh and forgotten afterwards; no conftest or
+    ini file from their folder is read and no cache is written next to them.
+
+    Raises:
+        HiddenSuiteError: a module cannot be collected.
+    """
+    paths = [Path(p).resolve() for p in paths]
+    folders = sorted({p.parent for p in paths})
+    collector = _ItemCollector()
+    args = [*map(str, paths), "-q", "--collect-only", "--noconftest", "--import-mode=importlib",
+            "-p", "no:cacheprovider", "--rootdir", str(folders[0]), "-c", os.devnull, "-W", "ignore"]
+    for folder in folders:
+        forget_modules_under(folder)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            pytest.main(args, plugins=[collector])
+    finally:
+        for folder in folders:
+            forget_modules_under(folder)
+    if collector.errors:
+        raise HiddenSuiteError("could not collect the hidden tests:\n" + "\n".join(collector.errors))
+    return collector.items
+
+
+def item_points(item: Any) -> float:
+    """The weight a hidden test declares with ``@pytest.mark.points(n)`` (1 without it)."""
+    marker = item.get_closest_marker("points")
+    return float(marker.args[0]) if marker else 1.0
+
+
+@dataclass(frozen=True)
+class Case:
+    """One collected hidden test: what to call, with which parameters and fixtures, and its weight."""
+
+    question: str
+    name: str
+    function: Any
+    params: dict
+    fixtures: tuple[str, ...]
+    weight: float
+
+
+def case_of(item: Any) -> Case:
+    """A collected pytest item as a ``Case``.
+
+    Raises:
+        HiddenSuiteError: the test asks for a fixture the engine does not
+            provide, or carries a marker that would keep it from running.
+    """
+    params = dict(item.callspec.params) if hasattr(item, "callspec") else {}
+    fixtures = tuple(f for f in item.fixturenames if f not in params)
+    unknown = [f for f in fixtures if f not in FIXTURES]
+    if unknown:
+        raise HiddenSuiteError(f"{item.nodeid} asks for fixtures the hidden suite does not provide: "
+                               f"{', '.join(unknown)} (available: {', '.join(FIXTURES)})")
+    refused = [m.name for m in item.iter_markers() if m.name in REFUSED_MARKERS]
+    if refused:
+        raise HiddenSuiteError(f"{item.nodeid} is marked {', '.join(refused)}: a hidden test must run to "
+                               "earn or lose points; remove the marker")
+    return Case(question_of(item.path), item.name, item.obj, params, fixtures, item_points(item))
+
+
+class HiddenSuite:
+    """Hidden modules collected once, then run against any number of students.
+
+    Args:
+        paths: the hidden modules ``test_<question>.py``, in question order.
+        items: ``{question: ((test name, points), ...)}`` from the build's
+            hidden config; outcomes come back in this order with these
+            points. Without it, every collected test counts one point.
+        catalogue: the assignment's known mistakes, named in feedback.
+
+    Raises:
+        HiddenSuiteError: collection failed, a test uses a fixture or marker
+            the engine refuses, or ``items`` names a test that does not exist.
+    """
+
+    def __init__(self, paths: Iterable[str | Path], items: dict[str, tuple[tuple[str, float], ...]] | None = None,
+                 catalogue: Catalogue | None = None) -> None:
+        self.cases = [case_of(item) for item in collect_items(paths)]
+        self.catalogue = catalogue
+        found = {(c.question, c.name) for c in self.cases}
+        if items is None:
+            items = {}
+            for case in self.cases:
+                items.setdefault(case.question, ())
+                items[case.question] += ((case.name, 1.0),)
+        missing = [f"{q}::{t}" for q, tests in items.items() for t, _ in tests if (q, t) not in found]
+        if missing:
+            raise HiddenSuiteError(f"the hidden config names tests the hidden modules do not have: "
+                                   f"{', '.join(missing)}; rebuild the autograder with `grader build`")
+        self.items = {q: tuple((t, float(p)) for t, p in tests) for q, tests in items.items()}
+
+    @property
+    def questions(self) -> tuple[str, ...]:
+        return tuple(self.items)
+
+    def run(self, student: Any, seed: int) -> SuiteRun:
+        """Run every test against ``student`` with inputs drawn from ``seed``."""
+        from autograder.runtime.diagnosis import using_catalogue
+
+        wanted = {(q, t) for q, tests in self.items.items() for t, _ in tests}
+        verdicts: dict[tuple[str, str], tuple[bool, str, tuple[Diagnosis, ...]]] = {}
+        stopped = ""
+        reset_diagnosis_memo()
+        with using_catalogue(self.catalogue):
+            for case in self.cases:
+                if (case.question, case.name) not in wanted:
+                    continue
+                if stopped:
+                    verdicts[case.question, case.name] = (False, stopped, ())
+                    continue
+                values = {"student": student, "rng": rng_for_test(seed, case.name)}
+                try:
+                    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                        case.function(**{f: values[f] for f in case.fixtures}, **case.params)
+                    verdicts[case.question, case.name] = (True, "", ())
+                except KeyboardInterrupt:
+                    raise
+                except Exit as exc:
+                    stopped = f"Not run: an earlier hidden test stopped the suite ({exc.msg})."
+                    verdicts[case.question, case.name] = (False, f"the test stopped the suite: {exc.msg}", ())
+                except BaseException as exc:   # feedback, pytest's outcomes, or an error the test did not handle
+                    verdicts[case.question, case.name] = (False, *failure_of(exc))
+        items, diagnoses = [], {}
+        for question, tests in self.items.items():
+            for test, points in tests:
+                passed, message, found = verdicts.get((question, test), (False, "Not run.", ()))
+                for d in found:
+                    diagnoses.setdefault(d.slug, d)
+                items.append(ItemOutcome(question, test, points, passed, message, tuple(d.slug for d in found)))
+        return SuiteRun(tuple(items), tuple(diagnoses.values()))
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """One student's run of the hidden suite: every test's outcome, and the mistakes named."""
+
+    items: tuple[ItemOutcome, ...]
+    diagnoses: tuple[Diagnosis, ...]

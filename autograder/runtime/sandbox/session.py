@@ -1,0 +1,372 @@
+"""A sandboxed submission's session: load its code once, call its functions, end it.
+
+``SandboxSession`` runs one submission. The student's code runs in a worker
+process (``process.py``); this process keeps the hidden tests and
+references, sends arguments, and judges what comes back. Workers may come
+from a ``WorkerSource`` (a ``WarmStart`` that launched one ahead of time, or
+a ``forkserver.ForkServer``) instead of being started on demand.
+
+Time: each round trip (loading the code, each call) gets
+``Limits.wall_seconds_per_call``, and the whole session
+``Limits.wall_seconds_total``. A worker that overruns is killed with all its
+processes; the next call starts a fresh one, which loads the code again.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+
+from autograder.runtime.sandbox import channel
+from autograder.runtime.sandbox import isolation as iso
+from autograder.runtime.sandbox.errors import SandboxError
+from autograder.runtime.sandbox.limits import Limits
+from autograder.runtime.sandbox.process import (OutputBuffer, WorkerDied, WorkerProcess, WorkerProtocolError,
+                                                WorkerTimeout, describe_exit)
+from autograder.runtime.sandbox.results import CallError, CallResult, CellError, ImportResult
+
+logger = logging.getLogger(__name__)
+
+#: Restarts of the worker per session after a crash or timeout, at most.
+MAX_RESTARTS = 20
+#: Longest error text kept from the worker (it is untrusted).
+_TEXT_LIMITS = {"type": 200, "message": 2000, "traceback": 4000}
+_WORKER_KINDS = frozenset({"raised", "missing", "not_callable", "unencodable", "not_loaded",
+                           "bad_request", "worker"})
+
+
+class WorkerSource(Protocol):
+    """Where a session takes its workers from instead of starting them itself.
+
+    ``WarmStart`` and ``forkserver.ForkServer`` implement it.
+    """
+
+    #: Whether restarts after a timeout or crash also take from the source.
+    every_start: bool
+
+    def take(self, level: str, limits: Limits) -> WorkerProcess | None:
+        """A launched worker for this level and these limits, or ``None`` (the session starts one)."""
+
+    def refill(self) -> None:
+        """Prepare the next worker, if the source keeps one ready."""
+
+    def close(self) -> None:
+        """Stop whatever the source still holds."""
+
+def _text(fields: dict, key: str) -> str:
+    value = fields.get(key)
+    if not isinstance(value, str):
+        return ""
+    limit = _TEXT_LIMITS.get(key, 2000)
+    return value if len(value) <= limit else value[:limit] + " ...[truncated]"
+
+
+class WarmStart:
+    """One worker launched ahead of time, so the next session skips start-up.
+
+    Starting the interpreter and importing NumPy is most of a small
+    submission's sandbox cost; bulk grading launches the next worker while
+    the current submission is being judged. A spare is launched before any
+    submission is known, so it holds nothing of anyone's, and a session
+    adopts it once: it is never reused. Use from one thread (the thread that
+    launched a worker is the one whose exit kills it).
+    """
+
+    #: The spare serves a session's first start only, not restarts after a timeout or crash.
+    every_start = False
+
+    def __init__(self, limits: Limits = Limits(), isolation: str = "auto") -> None:
+        chosen = iso.detect_isolation() if isolation == "auto" else iso.check_level(isolation)
+        self.level = chosen.level
+        self.limits = limits
+        self._spare: WorkerProcess | None = None
+
+    def take(self, level: str, limits: Limits) -> WorkerProcess | None:
+        """The spare worker if it matches and is still alive, else ``None``."""
+        spare, self._spare = self._spare, None
+        if spare is not None and (spare.level != level or spare.limits != limits or not spare.alive()):
+            spare.close()
+            spare = None
+        return spare
+
+    def refill(self) -> None:
+        """Launch the next spare (errors are left for a session to report)."""
+        if self._spare is None:
+            worker = WorkerProcess(self.level, self.limits, OutputBuffer(self.limits.stdout_bytes))
+            try:
+                worker.launch()
+            except SandboxError:
+                return
+            self._spare = worker
+
+    def close(self) -> None:
+        """Stop the spare, if any."""
+        if self._spare is not None:
+            self._spare.close()
+            self._spare = None
+
+
+class SandboxSession:
+    """Run one submission in a sandboxed worker and call its functions.
+
+    Use as a context manager; ``start()`` (called by ``__enter__``) loads the
+    code and returns an ``ImportResult``, ``call()`` calls one function and
+    returns a ``CallResult``, ``close()`` (called by ``__exit__``) kills every
+    process of the submission and deletes its files. Not for concurrent use
+    from several threads: run one session per thread.
+
+    Args:
+        code: the submission's Python source, or its cells in order (a cell
+            that raises does not stop the next one, as in a notebook).
+        limits: resource and time limits.
+        isolation: ``"auto"`` (the strongest level that works here),
+            ``"bwrap"``, ``"user"`` or ``"rlimits"``; see ``isolation.py``.
+        warm: a ``WarmStart`` whose spare worker this session may adopt
+            for its first load (and which it refills for the next session),
+            or a ``forkserver.ForkServer`` that forks the session's workers.
+
+    Raises:
+        SandboxUnavailable: the requested isolation level cannot run here.
+    """
+
+    def __init__(self, code: str | Sequence[str], limits: Limits = Limits(),
+                 isolation: str = "auto", warm: Any = None) -> None:
+        self.cells = [code] if isinstance(code, str) else list(code)
+        if not all(isinstance(cell, str) for cell in self.cells):
+            raise TypeError("code must be a str or a sequence of str cells.")
+        self.limits = limits
+        chosen = iso.detect_isolation() if isolation == "auto" \
+            else iso.check_level(isolation)
+        self.isolation: str = chosen.level
+        self.isolation_detail: str = chosen.detail
+        self.import_result: ImportResult | None = None
+        self.functions: dict[str, tuple[str, ...]] = {}
+        self.survivors: list[int] = []
+        self._output = OutputBuffer(limits.stdout_bytes)
+        self._worker: WorkerProcess | None = None
+        self._dropped_before = 0        # output dropped by workers that have ended
+        self._started_at: float | None = None
+        self._restarts = 0
+        self._seq = 0
+        self._closed = False
+        self._lock = threading.Lock()
+        self._warm = warm
+
+    def __enter__(self) -> SandboxSession:
+        self.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # -- public ------------------------------------------------------------
+
+    @property
+    def stdout(self) -> str:
+        """Everything the submission printed (stdout and stderr), truncated to the limit with a note."""
+        current = self._worker.dropped if self._worker is not None else 0
+        return self._output.text(self._dropped_before + current)
+
+    def remaining_seconds(self) -> float:
+        """Wall-clock time left in the session's total budget."""
+        if self._started_at is None:
+            return self.limits.wall_seconds_total
+        return max(self.limits.wall_seconds_total - (time.monotonic() - self._started_at), 0.0)
+
+    def start(self) -> ImportResult:
+        """Start the worker and load the code (once; later calls return the first result)."""
+        with self._lock:
+            self._check_open()
+            if self.import_result is None:
+                self._started_at = time.monotonic()
+                logger.info("sandbox isolation: %s (%s)", self.isolation, self.isolation_detail)
+                self.import_result = self._load()
+            return self.import_result
+
+    def call(self, function: str, *args: Any, timeout: float | None = None) -> CallResult:
+        """Call the submission's ``function`` with ``args``; never raises for the student's failures.
+
+        ``timeout`` replaces ``Limits.wall_seconds_per_call`` for this call;
+        the session's remaining total budget caps either.
+        """
+        if self.import_result is None:
+            self.start()
+        with self._lock:
+            self._check_open()
+            return self._call(function, args, timeout)
+
+    def close(self) -> None:
+        """Kill all of the submission's processes and delete its files. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._stop_worker()
+
+    # -- internals ---------------------------------------------------------
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SandboxError("this sandbox session is closed; start a new one.")
+
+    def _stop_worker(self) -> None:
+        if self._worker is not None:
+            self.survivors += self._worker.close()
+            self._dropped_before += self._worker.dropped
+            self._worker = None
+
+    def _load(self) -> ImportResult:
+        begun = time.monotonic()
+        mark = self._output.mark()
+        window = min(self.limits.wall_seconds_per_call, self.remaining_seconds())
+        deadline = begun + window
+
+        def failed(error: str, timed_out: bool = False) -> ImportResult:
+            self._stop_worker()
+            return ImportResult(ok=False, loaded=False, error=error, timed_out=timed_out,
+                                seconds=time.monotonic() - begun, stdout=self._output.since(mark))
+
+        try:
+            seq = self._next_seq()
+            request = channel.pack({"op": "load", "seq": seq, "cells": self.cells},
+                                   max_bytes=self.limits.message_bytes)
+        except channel.ChannelError as exc:
+            return ImportResult(ok=False, loaded=False, error=f"the submission's code cannot be sent: {exc}")
+        usable = self._warm is not None and (not self._restarts or self._warm.every_start)
+        spare = self._warm.take(self.isolation, self.limits) if usable else None
+        if spare is not None:
+            spare.output = self._output      # its start-up printed nothing of the student's
+            self._worker = spare
+        else:
+            self._worker = WorkerProcess(self.isolation, self.limits, self._output)
+            self._worker.launch()
+        if self._warm is not None:
+            self._warm.refill()
+        try:
+            self._worker.handshake(deadline)
+            fields, _ = self._worker.exchange(request, seq, deadline)
+        except WorkerTimeout:
+            return failed(f"the code did not finish running within {window:g} s (wall clock) and was "
+                          "stopped: look for an endless loop or long computation at the top level.", True)
+        except WorkerDied:
+            return failed("the code stopped the worker process while loading: "
+                          f"{describe_exit(self._worker.exit_code(), self.isolation, self.limits)}.")
+        except WorkerProtocolError as exc:
+            return failed(f"the worker sent malformed data while loading ({exc}).")
+        if fields.get("ok") is not True or not isinstance(fields.get("errors"), list):
+            return failed(f"the code could not be loaded: {_text(fields, 'message') or 'malformed reply'}.")
+        self.functions = _parse_functions(fields.get("functions"))
+        cell_errors = tuple(_parse_cell_error(e) for e in fields["errors"][:len(self.cells)])
+        error = None
+        if cell_errors:
+            first = cell_errors[0]
+            where = f" in cell {first.cell + 1}" if len(self.cells) > 1 else ""
+            error = f"the code raised {first}{where} while loading."
+        return ImportResult(ok=not cell_errors, loaded=True, error=error, cell_errors=cell_errors,
+                            seconds=time.monotonic() - begun, stdout=self._output.since(mark))
+
+    def _ensure_worker(self, function: str) -> CallError | None:
+        """Restart the worker if a previous call killed it; say why not if it cannot be."""
+        if self._worker is not None and self._worker.alive():
+            return None
+        result = self.import_result
+        if result is None or not result.loaded:
+            reason = result.error if result is not None and result.error else "it did not load"
+            return CallError("not_loaded", function, "", f"`{function}` cannot be called: the "
+                             f"submission's code did not finish loading ({reason})")
+        if self._restarts >= MAX_RESTARTS:
+            return CallError("not_loaded", function, "", f"`{function}` cannot be called: the worker "
+                             f"was restarted {MAX_RESTARTS} times already.")
+        self._restarts += 1
+        self._stop_worker()
+        self._output.feed(b"\n[sandbox: worker restarted, the code was loaded again]\n")
+        reloaded = self._load()
+        if not reloaded.loaded:
+            return CallError("not_loaded", function, "", f"`{function}` cannot be called: loading the "
+                             f"code again failed ({reloaded.error})")
+        return None
+
+    def _call(self, function: str, args: tuple, timeout: float | None) -> CallResult:
+        begun = time.monotonic()
+        mark = self._output.mark()
+
+        def failed(error: CallError, timed_out: bool = False, stop: bool = False) -> CallResult:
+            if stop:
+                self._stop_worker()
+            return CallResult(ok=False, error=error, timed_out=timed_out,
+                              stdout=self._output.since(mark), seconds=time.monotonic() - begun)
+
+        try:
+            seq = self._next_seq()
+            request = channel.pack({"op": "call", "seq": seq, "function": function}, {"args": tuple(args)},
+                                   max_bytes=self.limits.message_bytes)
+        except channel.ChannelError as exc:
+            return failed(CallError("unsendable", function, "ChannelError",
+                                    f"the arguments for `{function}` cannot be sent to the sandbox: {exc}"))
+        if self.remaining_seconds() <= 0:
+            return failed(self._budget_error(function), timed_out=True)
+        problem = self._ensure_worker(function)
+        if problem is not None:
+            return failed(problem, timed_out=self.remaining_seconds() <= 0)
+        wanted = self.limits.wall_seconds_per_call if timeout is None else timeout
+        window = min(wanted, self.remaining_seconds())
+        try:
+            fields, values = self._worker.exchange(request, seq, time.monotonic() + window)
+        except WorkerTimeout:
+            error = self._budget_error(function) if window < wanted else CallError(
+                "timeout", function, "", f"`{function}` did not return within {wanted:g} s "
+                "(wall clock) and was stopped: look for an endless loop or a very slow computation.")
+            return failed(error, timed_out=True, stop=True)
+        except WorkerDied:
+            reason = describe_exit(self._worker.exit_code(), self.isolation, self.limits)
+            return failed(CallError("crashed", function, "", f"`{function}` stopped the worker "
+                                    f"process: {reason}."), stop=True)
+        except WorkerProtocolError as exc:
+            return failed(CallError("protocol", function, "", f"the worker sent malformed data "
+                                    f"after calling `{function}` ({exc})."), stop=True)
+        self._worker.drain_output()
+        return self._result(function, fields, values, begun, mark)
+
+    def _result(self, function: str, fields: dict, values: dict, begun: float, mark: int) -> CallResult:
+        args_after = values.get("args_after")
+        after = {int(k): v for k, v in args_after.items() if k.isdigit() and type(v) is np.ndarray} \
+            if isinstance(args_after, dict) else {}
+        seconds, stdout = time.monotonic() - begun, self._output.since(mark)
+        if fields.get("ok") is True and "value" in values:
+            return CallResult(ok=True, value=values["value"], args_after=after, stdout=stdout, seconds=seconds)
+        kind = fields.get("kind")
+        if fields.get("ok") is not False or kind not in _WORKER_KINDS:
+            self._stop_worker()
+            return CallResult(ok=False, error=CallError("protocol", function, "", "the worker sent a "
+                              f"malformed reply after calling `{function}`."), stdout=stdout, seconds=seconds)
+        error = CallError(kind, function, _text(fields, "type"), _text(fields, "message"),
+                          _text(fields, "traceback"))
+        return CallResult(ok=False, error=error, args_after=after, stdout=stdout, seconds=seconds)
+
+    def _budget_error(self, function: str) -> CallError:
+        return CallError("budget", function, "", f"`{function}` was not run to the end: the submission "
+                         f"used up its total time of {self.limits.wall_seconds_total:g} s.")
+
+
+def _parse_functions(raw: Any) -> dict[str, tuple[str, ...]]:
+    """The worker's list of defined callables, keeping only well-formed entries."""
+    if not isinstance(raw, dict):
+        return {}
+    return {name: tuple(p for p in params if isinstance(p, str))
+            for name, params in raw.items()
+            if isinstance(name, str) and isinstance(params, list)}
+
+
+def _parse_cell_error(raw: Any) -> CellError:
+    if not isinstance(raw, dict):
+        return CellError(-1, "Error", "malformed error report")
+    cell = raw.get("cell")
+    return CellError(cell if isinstance(cell, int) and not isinstance(cell, bool) else -1,
+                     _text(raw, "type"), _text(raw, "message"), _text(raw, "traceback"))
