@@ -11,7 +11,6 @@ from autograder.cli_practice import practice
 from autograder.cli_questions import questions
 from autograder.cli_report import report
 from autograder.cli_support import reports_errors
-from autograder.runtime.grading.outcome import STATUSES
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -69,8 +68,11 @@ def build(assignments: tuple[str, ...], output_dir: str, config_path: str | None
 @click.option("--canvas-csv", is_flag=True, help="Also write gradebook_canvas.csv for Canvas's gradebook import.")
 @click.option("--isolation", type=click.Choice(["auto", "bwrap", "user", "rlimits"]), default="auto",
               show_default=True, help="Sandbox to use; auto picks the strongest that works here.")
+@click.option("--trusted-code", "trusted", is_flag=True,
+              help="Accept a sandbox weaker than bubblewrap for code you trust (your own solutions); "
+                   "without it such a sandbox is refused.")
 @reports_errors
-def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, isolation) -> None:
+def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, isolation, trusted) -> None:
     """Grade submissions in bulk: a gradebook, results.json and feedback per student.
 
     PATHS are submission files (.ipynb, .py or the export .zip), folders of
@@ -84,27 +86,24 @@ def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, isola
       grader grade export/ -a autograder.zip -o graded --canvas-csv
     """
     from autograder.runtime.grading.bulk import discover, grade_entries
+    from autograder.runtime.grading.summary import nothing_graded, summary_lines
 
-    entries = discover(paths)
-    with click.progressbar(length=len(entries), label="grading", file=sys.stderr) as bar:
+    found = discover(paths)
+    entries = found.entries
+    for line in [f"skipped {s}" for s in found.skipped] + found.warnings:
+        click.echo(line, err=True)
+    with click.progressbar(length=len(entries), label="grading", file=sys.stderr, show_eta=True) as bar:
         result = grade_entries(entries, autograder_zip, out, workers=workers, timeout=timeout, force=force,
-                               isolation=isolation, canvas_csv=canvas_csv,
+                               isolation=isolation, trusted=trusted, canvas_csv=canvas_csv,
                                on_done=lambda entry, outcome, skipped: bar.update(1))
-    _print_summary(result)
+    for line in summary_lines(result):
+        click.echo(line)
     if result.interrupted:
         raise click.ClickException(f"interrupted: {result.graded} graded this run; rerun the same "
                                    "command to grade the rest.")
-
-
-def _print_summary(result) -> None:
-    rows = result.rows
-    click.echo(f"{'student':<24}{'total':>8}{'possible':>10}  {'status':<9} mistakes")
-    for r in rows:
-        click.echo(f"{r['student'][:23]:<24}{r['total']:>8}{r['possible']:>10}  {r['status']:<9} "
-                   f"{r['mistakes'][:60]}")
-    statuses = {s: sum(r["status"] == s for r in rows) for s in STATUSES}
-    click.echo(f"{len(rows)} students: " + ", ".join(f"{n} {s}" for s, n in statuses.items() if n)
-               + f"; {result.graded} graded now, {result.skipped} already graded; sandbox: {result.isolation}")
+    problem = nothing_graded(result)
+    if problem:
+        raise click.ClickException(problem)
 
 
 main.add_command(questions)

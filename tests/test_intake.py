@@ -79,7 +79,7 @@ def test_exactly_one_notebook_of_the_assignment(tmp_path):
     cases = [
         ({"notes.txt": "hi"}, "holds no notebook of the assignment 'lm-head' (found: no notebook)"),
         ({"a/lm-head.ipynb": ours, "b/lm-head.ipynb": ours}, "holds 2 notebooks"),
-        ({"other.ipynb": other}, "(found: other.ipynb)"),
+        ({"other.ipynb": other}, "(found: `other.ipynb`)"),
     ]
     for number, (members, fragment) in enumerate(cases):
         with pytest.raises(Rejected) as info:

@@ -700,7 +700,7 @@ def test_exits_and_interrupts_at_import_are_reported(level, statement, loaded, f
 def test_exits_and_interrupts_in_calls_are_reported(level):
     with session(EXITS, level) as s:
         left = s.call("leave")
-        assert left.error.kind == "raised" and str(left.error) == "`leave` raised SystemExit: 3"
+        assert left.error.kind == "raised" and str(left.error) == "`leave` raised `SystemExit: 3`"
         vanished = s.call("vanish")
         assert vanished.error.kind == "crashed" and "exited with code 5" in str(vanished.error)
         interrupted = s.call("interrupt")

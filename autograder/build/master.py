@@ -141,6 +141,7 @@ def hidden_config(settings: AssignmentSettings, items: list[HiddenItem], secret:
     return json.dumps({
         "assignment": settings.name,
         "secret": secret,
+        "solutions_module": settings.spec.solutions_module,
         "questions": [q.name for q in settings.questions],
         "functions": {q.name: list(q.functions) for q in settings.questions},
         "items": {q.name: [[i.test_name, i.points] for i in items if i.question == q.name]

@@ -48,7 +48,7 @@ class AssignmentSpec:
 
     def catalogue(self) -> Catalogue:
         """The assignment's known mistakes (``mistakes.py`` in its folder)."""
-        return load_catalogue(self.folder, self.name, self.functions)
+        return load_catalogue(self.folder, self.name, self.functions, self.solutions_module)
 
 
 def available_assignments() -> list[str]:

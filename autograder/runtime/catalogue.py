@@ -19,6 +19,7 @@ tests, where student code cannot read it.
 """
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import re
 import sys
@@ -93,11 +94,22 @@ def mistake(*, function: str, title: str, explanation: str, name: str | None = N
 
 @dataclass(frozen=True)
 class Catalogue:
-    """The known mistakes of one assignment, in the order its module defines them."""
+    """The known mistakes of one assignment, in the order its module defines them.
+
+    ``solutions_module`` names the module of the assignment's reference
+    solutions, which the diagnosis compares mistakes with.
+    """
 
     assignment: str
     functions: tuple[str, ...]
     mistakes: dict[str, Mistake] = field(default_factory=dict)
+    solutions_module: str = "solutions"
+
+    def reference(self, function: str) -> Callable:
+        """The reference implementation of one of the assignment's functions."""
+        if function not in self.functions:
+            raise ValueError(f"{function!r} is not a function of the assignment {self.assignment!r}")
+        return getattr(importlib.import_module(self.solutions_module), function)
 
     def for_function(self, function: str) -> list[Mistake]:
         """The mistakes of one student function.
@@ -112,7 +124,8 @@ class Catalogue:
         return [m for m in self.mistakes.values() if m.function == function]
 
 
-def load_catalogue(folder: str | Path, assignment: str, functions: tuple[str, ...]) -> Catalogue:
+def load_catalogue(folder: str | Path, assignment: str, functions: tuple[str, ...],
+                   solutions_module: str = "solutions") -> Catalogue:
     """The catalogue in ``folder/mistakes.py`` (an empty one if there is none).
 
     Raises:
@@ -120,7 +133,7 @@ def load_catalogue(folder: str | Path, assignment: str, functions: tuple[str, ..
             have, or two entries share a slug.
     """
     path = Path(folder) / CATALOGUE_FILE
-    catalogue = Catalogue(assignment, tuple(functions))
+    catalogue = Catalogue(assignment, tuple(functions), solutions_module=solutions_module)
     if not path.is_file():
         return catalogue
     module_name = "lmhead_catalogue_" + re.sub(r"\W", "_", assignment)

@@ -17,9 +17,11 @@ from autograder.runtime.tolerances import VALUE_ATOL, VALUE_RTOL
 #: Stand-in for "the function returned nothing in this slot".
 MISSING = object()
 
-#: Plain number types a scalar answer may have (bool is deliberately absent).
+#: Plain number types a scalar answer may have: real ones only (a complex
+#: number whose real part is right is not a right answer), and bool is
+#: deliberately absent.
 _NUMPY_NUMBER_TYPES = frozenset(
-    t for t in set(np.sctypeDict.values()) if issubclass(t, np.number)
+    t for t in set(np.sctypeDict.values()) if issubclass(t, (np.integer, np.floating))
 )
 PLAIN_NUMBER_TYPES = frozenset({int, float}) | _NUMPY_NUMBER_TYPES
 
@@ -48,22 +50,8 @@ def _missing(name: str, value) -> Verdict | None:
     return None
 
 
-def check_array(
-    name: str,
-    value,
-    expected: np.ndarray,
-    *,
-    rtol: float = VALUE_RTOL,
-    atol: float = VALUE_ATOL,
-    exact: bool = False,
-) -> Verdict:
-    """Compare ``value`` with the ``expected`` ndarray.
-
-    ``exact`` compares with ``array_equal`` (integer and boolean results);
-    otherwise ``allclose`` with ``rtol``/``atol``. The expected dtype kind
-    decides which kinds are accepted: any float for float, any integer for
-    integer, bool for bool.
-    """
+def array_structure(name: str, value, expected: np.ndarray) -> Verdict:
+    """Everything but the values: present, a plain ndarray, ``expected``'s shape, an accepted dtype kind, finite."""
     if (v := _missing(name, value)) is not None:
         return v
     if type(value) is not np.ndarray:
@@ -80,6 +68,28 @@ def check_array(
         bad = int(np.size(value) - np.count_nonzero(np.isfinite(value)))
         return Verdict(False, f"`{name}` has {bad} non-finite entr{'y' if bad == 1 else 'ies'} "
                               "(nan or inf): look for an overflowing exp or a log of 0.")
+    return PASS
+
+
+def check_array(
+    name: str,
+    value,
+    expected: np.ndarray,
+    *,
+    rtol: float = VALUE_RTOL,
+    atol: float = VALUE_ATOL,
+    exact: bool = False,
+) -> Verdict:
+    """Compare ``value`` with the ``expected`` ndarray.
+
+    ``exact`` compares with ``array_equal`` (integer and boolean results);
+    otherwise ``allclose`` with ``rtol``/``atol``. The expected dtype kind
+    decides which kinds are accepted: any float for float, any integer for
+    integer, bool for bool.
+    """
+    structure = array_structure(name, value, expected)
+    if not structure.ok:
+        return structure
     if exact:
         wrong = int(np.count_nonzero(value != expected))
     else:
@@ -88,6 +98,24 @@ def check_array(
     if wrong:
         return Verdict(False, f"`{name}` has the right shape and type, but {wrong} of {value.size} "
                               "entries have wrong values.")
+    return PASS
+
+
+def number_structure(name: str, value, *, integer: bool = False) -> Verdict:
+    """Everything but the value: present, a plain real number (whole for ``integer``), finite."""
+    if (v := _missing(name, value)) is not None:
+        return v
+    if isinstance(value, (complex, np.complexfloating)):
+        return Verdict(False, f"`{name}` is a complex number; it should be a real one (take care not to "
+                              "compute it through complex arithmetic).")
+    if type(value) not in PLAIN_NUMBER_TYPES:
+        return Verdict(False, f"`{name}` should be a plain number but is a {type(value).__module__}."
+                              f"{type(value).__qualname__}: return float(...) or int(...).")
+    if not isinstance(value, (int, np.integer)) and not np.isfinite(float(value)):
+        return Verdict(False, f"`{name}` is not finite (nan or inf): look for an overflowing exp "
+                              "or a log of 0.")
+    if integer and not (isinstance(value, (int, np.integer)) or float(value).is_integer()):
+        return Verdict(False, f"`{name}` should be a whole number.")
     return PASS
 
 
@@ -101,17 +129,9 @@ def check_number(
     integer: bool = False,
 ) -> Verdict:
     """Compare a scalar answer: exact for ``integer``, else within ``rtol``/``atol``."""
-    if (v := _missing(name, value)) is not None:
-        return v
-    if type(value) not in PLAIN_NUMBER_TYPES:
-        return Verdict(False, f"`{name}` should be a plain number but is a {type(value).__module__}."
-                              f"{type(value).__qualname__}: return float(...) or int(...).")
-    if integer and not (isinstance(value, (int, np.integer))
-                        or (float(value).is_integer())):
-        return Verdict(False, f"`{name}` should be a whole number.")
-    if not integer and not np.isfinite(float(value)):
-        return Verdict(False, f"`{name}` is not finite (nan or inf): look for an overflowing exp "
-                              "or a log of 0.")
+    structure = number_structure(name, value, integer=integer)
+    if not structure.ok:
+        return structure
     if integer:
         ok = int(value) == int(expected)
     else:

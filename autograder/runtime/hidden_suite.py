@@ -15,11 +15,13 @@ tests may use:
     test's name, so each test's inputs are fixed for one submission whatever
     order the tests run in.
 
-Outcomes follow pytest's: a test passes only if it returns; ``pytest.fail``
-and any exception fail it; ``pytest.skip`` and ``pytest.xfail`` do not pass
-it either, since a test earns points only on positive evidence; after
-``pytest.exit`` the remaining tests are not run (and fail). Only
-``KeyboardInterrupt`` propagates. Tracebacks are never kept: they would show
+Outcomes follow pytest's, with one addition: a test passes only if it
+returns after at least one of its checks passed (``judge.expect`` with a
+right answer, or ``judge.record_evidence``), so an early return earns
+nothing. ``pytest.fail`` and any exception fail it; ``pytest.skip`` and
+``pytest.xfail`` do not pass it either, since a test earns points only on
+positive evidence; after ``pytest.exit`` the remaining tests are not run (and
+fail). Only ``KeyboardInterrupt`` propagates. Tracebacks are never kept: they would show
 hidden inputs.
 """
 from __future__ import annotations
@@ -38,18 +40,26 @@ import pytest
 from _pytest.outcomes import Exit, Failed, Skipped, XFailed
 
 from autograder.runtime.catalogue import Catalogue
+from autograder.runtime.errors import GraderError
 from autograder.runtime.grading.outcome import Diagnosis, ItemOutcome
-from autograder.runtime.judge import Feedback, reset_diagnosis_memo
+from autograder.runtime.judge import Feedback, counting_evidence, reset_diagnosis_memo
 
 #: The fixtures a hidden test may ask for.
 FIXTURES = ("student", "rng")
+#: The verdict of a test that returned without any check passing.
+NO_EVIDENCE = ("This test could not check your work (it finished without comparing anything), so it "
+               "earns nothing; please tell your instructor.")
 #: Markers that would make pytest skip a test or expect it to fail: refused,
 #: since a test that does not run cannot be evidence of anything.
 REFUSED_MARKERS = ("skip", "skipif", "xfail", "usefixtures")
 
 
-class HiddenSuiteError(RuntimeError):
-    """The hidden modules cannot be collected, or use what the engine cannot provide."""
+class HiddenSuiteError(GraderError):
+    """The hidden modules cannot be collected, or use what the engine cannot provide.
+
+    At grading time this usually means the autograder zip was built by
+    another version of the grader: rebuild it with ``grader build``.
+    """
 
 
 def hidden_test_path(folder: Path, question: str) -> Path:
@@ -236,9 +246,13 @@ class HiddenSuite:
                     continue
                 values = {"student": student, "rng": rng_for_test(seed, case.name)}
                 try:
-                    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
+                            counting_evidence() as evidence:
                         case.function(**{f: values[f] for f in case.fixtures}, **case.params)
-                    verdicts[case.question, case.name] = (True, "", ())
+                    if evidence[0]:
+                        verdicts[case.question, case.name] = (True, "", ())
+                    else:   # returned without a single passed check: it could not decide
+                        verdicts[case.question, case.name] = (False, NO_EVIDENCE, ())
                 except KeyboardInterrupt:
                     raise
                 except Exit as exc:

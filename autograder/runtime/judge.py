@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import copy
 import inspect
-from typing import Any, Callable, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from autograder.runtime.compare import Verdict
+from autograder.runtime.compare import Verdict, array_structure, check_array, check_number, number_structure
+from autograder.runtime.text import code
+from autograder.runtime.tolerances import SCALAR_ATOL, SCALAR_RTOL
 
 
 class Feedback(AssertionError):
@@ -31,6 +35,29 @@ class Feedback(AssertionError):
     def mistakes(self) -> tuple[str, ...]:
         """The slugs of the matched mistakes."""
         return tuple(d.name for d in self.diagnoses)
+
+
+#: Checks that passed in the running hidden test. A test earns points only
+#: if at least one check gave positive evidence (see ``record_evidence``).
+_evidence: ContextVar[list[int] | None] = ContextVar("evidence", default=None)
+
+
+def record_evidence() -> None:
+    """Count one passed check in the running hidden test."""
+    counter = _evidence.get()
+    if counter is not None:
+        counter[0] += 1
+
+
+@contextmanager
+def counting_evidence() -> Iterator[list[int]]:
+    """Count the passed checks of the hidden test run inside the block (``[n]``)."""
+    counter = [0]
+    token = _evidence.set(counter)
+    try:
+        yield counter
+    finally:
+        _evidence.reset(token)
 
 
 class StudentCallFailed(Exception):
@@ -81,13 +108,13 @@ def call(student: Any, name: str, *args: Any) -> Any:
     except StudentCallFailed as exc:
         raise Feedback(str(exc)) from None
     except Exception as exc:  # the student's error, reported as feedback
-        raise Feedback(f"`{name}` raised {type(exc).__name__}: {exc}") from None
+        raise Feedback(f"`{name}` raised {code(f'{type(exc).__name__}: {exc}')}") from None
     for param, before, after in zip(_param_names(fn, len(args)), args, given):
         if isinstance(before, np.ndarray) and after is not before and not (
             isinstance(after, np.ndarray) and after.shape == before.shape
             and np.array_equal(after, before, equal_nan=before.dtype.kind == "f")
         ):
-            message = (f"`{name}` changed its input `{param}` in place. Work on a copy "
+            message = (f"`{name}` changed its input {code(param)} in place. Work on a copy "
                        "(for example `x = x - x.max(...)` rather than `x -= ...`).")
             from autograder.runtime.diagnosis import diagnose, feedback_for
             mistakes = diagnose(name, lambda: args, output, student_args_after=given)
@@ -146,6 +173,7 @@ def expect(verdict: Verdict, *, function: str | None = None,
     be run on exactly the same data as the student's function.
     """
     if verdict.ok:
+        record_evidence()
         return
     message = verdict.message
     mistakes = []
@@ -161,58 +189,82 @@ def expect(verdict: Verdict, *, function: str | None = None,
     raise Feedback(message, tuple(mistakes))
 
 
-def check_gradient_consistency(
+#: How far from the test's input the loss is checked once more: far outside
+#: any neighbourhood a function could have memorised around an input it saw.
+FAR_POINT_SCALE = 0.5
+
+
+def _real_number(value: Any, what: str) -> float:
+    """``value`` as a float if it is a plain real number (never a complex one), else ``Feedback``."""
+    verdict = number_structure(what, value)
+    if not verdict.ok:
+        raise Feedback(verdict.message)
+    return float(value)
+
+
+def check_gradient_of_own_loss(
     loss_of: Callable[[np.ndarray], Any],
+    reference_loss: Callable[[np.ndarray], float],
     x: np.ndarray,
+    loss: Any,
     grad: Any,
+    reference_grad: np.ndarray,
     *,
     grad_name: str,
     x_name: str,
-    loss_is_right: bool,
     rng: np.random.Generator,
 ) -> None:
-    """Raise ``Feedback`` unless ``grad`` is the gradient of the student's own loss.
+    """Raise ``Feedback`` unless the loss and its gradient are right and agree with each other.
 
-    Compares ``<grad, u>`` with central differences of ``loss_of`` along a few
-    random unit directions ``u`` (two loss evaluations each, whatever the size
-    of ``x``). Together with the reference comparison this tells the student
-    which of the two is wrong: the loss, the gradient, or both.
+    Points need positive evidence on every count: ``grad`` matches the
+    reference gradient at ``x`` (so zeros never pass where the true gradient
+    is not zero), the student's ``loss`` is right at ``x`` and at a far point
+    the function has never seen (so a loss that is right only where it was
+    first called, or constant nearby, does not pass), and central differences
+    of the student's own loss along random directions agree with ``grad``.
+    Whatever fails, the message says which of the two to fix.
+
+    Args:
+        loss_of: the student's loss at another input (a sandboxed call).
+        reference_loss: the reference loss at any input.
+        x: the test's input; ``loss`` and ``grad`` are the student's there.
     """
     from autograder.runtime.gradcheck import projection_check
 
-    if type(grad) is not np.ndarray or grad.shape != x.shape:
-        return   # shape and type problems are reported by the reference comparison
-    # One random direction already exposes a wrong gradient with
-    # probability 1; more only pay off where evaluations are cheap.
-    directions = 1 if x.size > _MEMO_ABOVE else 3
-
-    def scalar_loss(z: np.ndarray) -> float:
-        value = loss_of(z)
-        if not isinstance(value, (int, float, np.floating, np.integer)):
-            raise Feedback(f"the loss should be a number, got a {type(value).__name__}.")
-        return float(value)
-
+    structure = array_structure(grad_name, grad, reference_grad)
+    if not structure.ok:
+        raise Feedback(structure.message + f" (This test compares `{grad_name}` with your own loss.)")
+    grad_right = check_array(grad_name, grad, reference_grad).ok
+    here = _real_number(loss, "loss")
+    loss_right = check_number("loss", here, reference_loss(x), rtol=SCALAR_RTOL, atol=SCALAR_ATOL).ok
+    if loss_right:
+        far = x + FAR_POINT_SCALE * rng.standard_normal(x.shape)
+        loss_right = check_number("loss", _real_number(loss_of(far), "loss"), reference_loss(far),
+                                  rtol=SCALAR_RTOL, atol=SCALAR_ATOL).ok
+    # One random direction already exposes a wrong gradient with probability
+    # 1; more only pay off where evaluations are cheap.
     consistent = True
-    for _ in range(directions):
-        result = projection_check(scalar_loss, x, rng, grad=grad)
+    for _ in range(1 if x.size > _MEMO_ABOVE else 3):
+        result = projection_check(lambda z: _real_number(loss_of(z), "loss"), x, rng, grad=grad)
         if not np.isfinite(result.numerical):
             raise Feedback(f"your loss is not finite near these `{x_name}`, so `{grad_name}` cannot "
                            "be checked against it: make the loss numerically stable first.")
         if not result.passed:
             consistent = False
             break
-    # Credit needs both: a gradient that agrees with a wrong loss (constant
-    # zeros agree with a constant loss) earns nothing, but the message still
-    # says which of the two to fix.
-    if consistent and loss_is_right:
+    if grad_right and loss_right and consistent:
+        record_evidence()
         return
-    if consistent:
+    if not loss_right and consistent:
         raise Feedback(f"`{grad_name}` is the gradient of your loss, but the loss itself is wrong: "
                        f"fix the loss and check `{grad_name}` again.")
-    if loss_is_right:
+    if not loss_right:
+        raise Feedback(f"Both need work: the loss is wrong, and `{grad_name}` is not the gradient "
+                       "of your own loss either (a finite-difference check of your loss disagrees "
+                       f"with `{grad_name}`).")
+    if not consistent:
         raise Feedback(f"Your loss is right, but `{grad_name}` is not its gradient: nudging "
                        f"`{x_name}` along a random direction changes your loss by a different "
                        f"amount than `{grad_name}` predicts. Fix the gradient.")
-    raise Feedback(f"Both need work: the loss is wrong, and `{grad_name}` is not the gradient "
-                   "of your own loss either (a finite-difference check of your loss disagrees "
-                   f"with `{grad_name}`).")
+    raise Feedback(f"`{grad_name}` agrees with your loss near this input but is not the loss's "
+                   "gradient: check it on other inputs of the same shape.")

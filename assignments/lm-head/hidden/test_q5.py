@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import solutions as ref
-from autograder.runtime.compare import check_array
+from autograder.runtime.compare import array_structure, check_array
 from autograder.runtime.judge import call, expect, unpack
 
 
@@ -20,31 +20,40 @@ def test_gradients_match_reference(student, rng, B, T, C, V):
 @pytest.mark.points(2)
 @pytest.mark.parametrize("B, T, C, V", [(2, 3, 4, 5), (1, 1, 2, 3)])
 def test_gradients_agree_with_your_own_head(student, rng, B, T, C, V):
-    """dW_head, db_head and dhidden must be the vector-Jacobian products of
-    the student's own lm_head for a random upstream gradient."""
+    """dW_head, db_head and dhidden must be right and be the vector-Jacobian
+    products of the student's own lm_head for a random upstream gradient."""
     from autograder.runtime.gradcheck import projection_check
-    from autograder.runtime.judge import Feedback
+    from autograder.runtime.judge import FAR_POINT_SCALE, Feedback, record_evidence
 
     hidden, W, b = rng.standard_normal((B, T, C)), rng.standard_normal((C, V)), rng.standard_normal(V)
     upstream = rng.standard_normal((B, T, V))
-    # Agreement with a wrong head proves nothing (zeros agree with zeros):
-    # the head itself must be right before its backward can earn this test.
-    if not check_array("logits", call(student, "lm_head", hidden, W, b), ref.lm_head(hidden, W, b)).ok:
-        raise Feedback("This test checks your backward pass against your own `lm_head`, which does "
-                       "not give the right logits yet: fix question 2 first.")
+    # Agreement with a wrong head proves nothing (zeros agree with zeros), and
+    # a head right only where it was first called proves nothing either: the
+    # head must be right here and at a point it has never seen.
+    far = tuple(a + FAR_POINT_SCALE * rng.standard_normal(a.shape) for a in (hidden, W, b))
+    for args in ((hidden, W, b), far):
+        if not check_array("logits", call(student, "lm_head", *args), ref.lm_head(*args)).ok:
+            raise Feedback("This test checks your backward pass against your own `lm_head`, which does "
+                           "not give the right logits yet: fix question 2 first.")
     grads = unpack(call(student, "lm_head_backward", hidden, W, upstream), "lm_head_backward",
                    ("dW_head", "db_head", "dhidden"))
+    expected = ref.lm_head_backward(hidden, W, upstream)
     forwards = {
         "dW_head": (W, lambda w: call(student, "lm_head", hidden, w, b)),
         "db_head": (b, lambda c: call(student, "lm_head", hidden, W, c)),
         "dhidden": (hidden, lambda h: call(student, "lm_head", h, W, b)),
     }
-    for name, grad in zip(("dW_head", "db_head", "dhidden"), grads):
+    for (name, grad), want in zip(zip(("dW_head", "db_head", "dhidden"), grads), expected):
         x, forward = forwards[name]
-        if type(grad) is not np.ndarray or grad.shape != x.shape:
-            raise Feedback(f"`{name}` should be an ndarray shaped like the quantity it belongs to.")
+        structure = array_structure(name, grad, want)
+        if not structure.ok:
+            raise Feedback(structure.message)
         scalar = lambda z, forward=forward: float(np.sum(upstream * np.asarray(forward(z), dtype=np.float64)))
         if not projection_check(scalar, x, rng, grad=grad).passed:
             raise Feedback(f"`{name}` does not match a finite-difference check of your own `lm_head`: "
                            "either the backward formula or the forward pass is off. Compare the shapes "
                            "each one contracts over.")
+        if not check_array(name, grad, want).ok:
+            raise Feedback(f"`{name}` agrees with your `lm_head` near this input but is not its gradient: "
+                           "check it on other inputs of the same shapes.")
+    record_evidence()

@@ -31,7 +31,10 @@ from autograder.runtime.grading.gradebook import write_canvas_gradebook, write_g
 from autograder.runtime.grading.outcome import RECORD_NAME, Entry, GradeOutcome, GradeRecord, read_record
 from autograder.runtime.grading.runner import grade_submission, rejected_outcome
 from autograder.runtime.grading.support import LoadedAutograder, load_autograder
+from autograder.runtime.text import code
 from autograder.runtime.sandbox import ForkServer, Limits, WarmStart
+from autograder.runtime.sandbox.policy import Clearance, clear
+from autograder.runtime.sandbox.reach import world_writable_dirs
 
 
 def _sha256(path: Path) -> str:
@@ -63,23 +66,23 @@ def write_outcome(out: Path, record: GradeRecord) -> None:
 _worker_state: dict = {}
 
 
-def _init_worker(ag: LoadedAutograder, limits: Limits, isolation: str) -> None:
+def _init_worker(ag: LoadedAutograder, limits: Limits, clearance: Clearance) -> None:
     # Each pool process forks its sandbox workers from one fork server where
     # the strongest isolation runs (see ForkServer), and otherwise keeps one
     # worker started ahead (see WarmStart); either stops with the pool process.
-    server = ForkServer(limits, isolation)
-    warm = server if server.usable else WarmStart(limits, isolation)
+    server = ForkServer(limits, clearance.level)
+    warm = server if server.usable else WarmStart(limits, clearance.level)
     multiprocessing.util.Finalize(None, warm.close, exitpriority=10)
-    _worker_state.update(ag=ag, limits=limits, isolation=isolation, warm=warm)
+    _worker_state.update(ag=ag, limits=limits, clearance=clearance, warm=warm)
 
 
 def _grade_entry(entry: Entry) -> tuple[Entry, dict]:
     s = _worker_state
     try:
-        outcome = grade_submission(entry.path, s["ag"], entry.student, limits=s["limits"],
-                                   isolation=s["isolation"], warm=s["warm"])
+        outcome = grade_submission(entry.path, s["ag"], entry.student, s["clearance"], limits=s["limits"],
+                                   warm=s["warm"])
     except Exception as exc:   # one bad submission never stops the batch
-        outcome = replace(rejected_outcome(s["ag"], entry.student, f"grading failed: {type(exc).__name__}: {exc}",
+        outcome = replace(rejected_outcome(s["ag"], entry.student, f"grading failed: {code(f'{type(exc).__name__}: {exc}')}",
                                            entry.path.name), status="error")
     return entry, outcome.to_dict()
 
@@ -92,7 +95,7 @@ class BatchResult:
     graded: int
     skipped: int
     interrupted: bool
-    isolation: str
+    clearance: Clearance
 
 
 def _no_progress(entry: Entry, outcome: GradeOutcome, skipped: bool) -> None:
@@ -108,12 +111,13 @@ def grade_batch(
     timeout: float = 30.0,
     force: bool = False,
     isolation: str = "auto",
+    trusted: bool = False,
     canvas_csv: bool = False,
     on_done: Callable[[Entry, GradeOutcome, bool], None] = _no_progress,
 ) -> BatchResult:
     """Grade every submission under ``paths`` (see ``discover``) as ``grade_entries`` does."""
-    return grade_entries(discover(paths), autograder_zip, out, workers=workers, timeout=timeout, force=force,
-                         isolation=isolation, canvas_csv=canvas_csv, on_done=on_done)
+    return grade_entries(discover(paths).entries, autograder_zip, out, workers=workers, timeout=timeout, force=force,
+                         isolation=isolation, trusted=trusted, canvas_csv=canvas_csv, on_done=on_done)
 
 
 def grade_entries(
@@ -125,19 +129,27 @@ def grade_entries(
     timeout: float = 30.0,
     force: bool = False,
     isolation: str = "auto",
+    trusted: bool = False,
     canvas_csv: bool = False,
     on_done: Callable[[Entry, GradeOutcome, bool], None] = _no_progress,
 ) -> BatchResult:
     """Grade the discovered ``entries`` with ``autograder_zip`` into ``out``.
 
-    Already-graded submissions (same autograder, same file) are skipped
-    unless ``force``. On KeyboardInterrupt the workers are stopped, the
-    gradebook is written for what finished, and the interruption is reported.
+    The isolation level is settled first (``policy.clear``): a level that
+    cannot keep the hidden suite, the references and the other submissions
+    from student code is refused with ``SandboxUnavailable`` before anything
+    runs, unless ``trusted``. Already-graded submissions (same autograder,
+    same file) are skipped unless ``force``. On KeyboardInterrupt the workers
+    are stopped, the gradebook is written for what finished, and the
+    interruption is reported.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     limits = Limits(wall_seconds_total=timeout, wall_seconds_per_call=min(timeout, Limits().wall_seconds_per_call))
     with tempfile.TemporaryDirectory(prefix="lmhead-grade-") as tmp:
+        clearance = clear(isolation, [tmp, autograder_zip, out, *(e.path for e in entries)], trusted=trusted)
+        if clearance.level == "user":
+            world_writable_dirs()         # found once, before the pool forks, for the cleanup
         ag = load_autograder(autograder_zip, tmp)
         ag.suite                          # collected once, before the pool forks
         todo, skipped = [], 0
@@ -155,7 +167,7 @@ def grade_entries(
         workers = max(1, workers or os.cpu_count() or 1)
         context = multiprocessing.get_context("fork")
         pool = context.Pool(min(workers, max(1, len(todo))), initializer=_init_worker,
-                            initargs=(ag, limits, isolation)) if todo else None
+                            initargs=(ag, limits, clearance)) if todo else None
         try:
             if pool is not None:
                 for entry, data in pool.imap_unordered(_grade_entry, todo):
@@ -175,9 +187,4 @@ def grade_entries(
             rows = write_gradebook(out, records, ag.questions)
             if canvas_csv:
                 write_canvas_gradebook(out, records, ag.assignment, ag.possible)
-    return BatchResult(rows, graded, skipped, interrupted, _isolation_of(rows))
-
-
-def _isolation_of(rows: list[dict]) -> str:
-    levels = sorted({r["isolation"] for r in rows if r.get("isolation") and not r["isolation"].startswith("none")})
-    return ", ".join(levels)
+    return BatchResult(rows, graded, skipped, interrupted, clearance)

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from autograder.runtime.grading.intake import Submission
+from autograder.runtime.text import code
 
 #: Cell magics whose body is ordinary Python.
 _PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
@@ -49,10 +50,10 @@ def _clean_cell(source: str, number: int, notes: list[str]) -> str | None:
     if first.startswith("%%"):
         magic = first[2:].split()[0] if len(first) > 2 else ""
         if magic in _PYTHON_CELL_MAGICS:
-            notes.append(f"cell {number}: the %%{magic} line was removed; its code runs as usual.")
+            notes.append(f"cell {number}: the {code('%%' + magic)} line was removed; its code runs as usual.")
             lines = lines[1:]
         else:
-            notes.append(f"cell {number}: a %%{magic} cell is not Python and was skipped.")
+            notes.append(f"cell {number}: a {code('%%' + magic)} cell is not Python and was skipped.")
             return None
     kept = []
     for line in lines:
@@ -61,7 +62,7 @@ def _clean_cell(source: str, number: int, notes: list[str]) -> str | None:
             kept.append(f"{indent}pass  # otter command, not needed for grading")
             continue
         if _MAGIC_LINE.match(line) or _ASSIGN_SHELL.match(line) or _HELP_LINE.match(line):
-            notes.append(f"cell {number}: `{line.strip()[:60]}` is IPython syntax and was skipped.")
+            notes.append(f"cell {number}: {code(line.strip()[:60])} is IPython syntax and was skipped.")
             kept.append(f"{indent}pass  # IPython syntax removed for grading")
             continue
         kept.append(line)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from autograder.runtime.grading.outcome import GradeOutcome, ItemOutcome
+from autograder.runtime.grading.outcome import GradeOutcome, ItemOutcome, points
+from autograder.runtime.text import block
 
 #: How much of the student's printed output is kept in the feedback.
 STDOUT_FEEDBACK_CHARS = 4000
@@ -14,7 +15,7 @@ _DROPPED = re.compile(r"\n\[output truncated: the first (\d+) bytes are shown; a
 
 
 def _summary(outcome: GradeOutcome) -> str:
-    lines = [f"**{outcome.assignment}**: {outcome.total:g} / {outcome.possible:g} points."]
+    lines = [f"**{outcome.assignment}**: {points(outcome.total)} / {points(outcome.possible)} points."]
     if outcome.status != "graded":
         lines.append(f"Status: **{outcome.status}**.")
     lines += [f"- {note}" for note in outcome.notes]
@@ -26,12 +27,14 @@ def _summary(outcome: GradeOutcome) -> str:
             printed = printed[:found.start()]
         shown = printed[:STDOUT_FEEDBACK_CHARS]
         cut = " (shortened)" if len(printed) > STDOUT_FEEDBACK_CHARS or found else ""
-        lines += ["", f"What your notebook printed{cut}:", "", "```", shown.rstrip(), "```"]
+        lines += ["", f"What your notebook printed{cut}:", "", block(shown)]
         if found:
             kept, dropped = int(found.group(1)), int(found.group(2))
             lines += ["", f"Output truncated: your notebook printed about {kept + dropped:,} bytes; the grader "
                       f"kept the first {kept:,} and dropped the rest."]
     lines += ["", f"_Graded in a sandbox ({outcome.isolation})._"]
+    if outcome.isolation.startswith(("user", "rlimits")):
+        lines.append("_This sandbox level is weaker than bubblewrap; your instructor chose it._")
     return "\n".join(lines)
 
 
@@ -39,8 +42,8 @@ def results_json(outcome: GradeOutcome, visibility: str = "visible") -> dict:
     """Gradescope's results.json for ``outcome`` (score, tests, markdown output)."""
     tests = [{
         "name": f"{item.question}: {item.test}",
-        "score": round(item.score, 4),
-        "max_score": round(item.points, 4),
+        "score": round(item.score, 2),
+        "max_score": round(item.points, 2),
         "status": "passed" if item.passed else "failed",
         "output": item.message if not item.passed else "Passed.",
         "output_format": "md",
@@ -49,19 +52,24 @@ def results_json(outcome: GradeOutcome, visibility: str = "visible") -> dict:
         "extra_data": {"question": item.question, "test": item.test, "mistakes": list(item.mistakes)},
     } for item in outcome.items]
     return {
-        "score": round(outcome.total, 4),
+        "score": round(outcome.total, 2),
         "output": _summary(outcome),
         "output_format": "md",
         "stdout_visibility": "hidden",
         "tests": tests,
         "extra_data": {"student": outcome.student, "status": outcome.status,
                        "isolation": outcome.isolation, "assignment": outcome.assignment,
-                       "mistakes": list(outcome.mistakes), "possible": outcome.possible},
+                       "mistakes": list(outcome.mistakes), "possible": outcome.possible,
+                       "flags": list(outcome.flags)},
     }
 
 
 def feedback_markdown(outcome: GradeOutcome) -> str:
-    """A readable feedback page: the summary, then each question's failed tests."""
+    """A readable feedback page: the summary, then every test of each question that lost points.
+
+    Every lost point is listed: a test whose message repeats an earlier one
+    of the same question gets a line of its own that refers back to it.
+    """
     parts = [f"# Feedback: {outcome.assignment}", "", _summary(outcome), ""]
     by_question: dict[str, list[ItemOutcome]] = {}
     for item in outcome.items:
@@ -69,17 +77,21 @@ def feedback_markdown(outcome: GradeOutcome) -> str:
     for question, items in by_question.items():
         earned = sum(i.score for i in items)
         possible = sum(i.points for i in items)
-        parts.append(f"## {question}: {earned:g} / {possible:g}")
+        parts.append(f"## {question}: {points(earned)} / {points(possible)}")
         failed = [i for i in items if not i.passed]
         if not failed:
             parts += ["All hidden tests passed.", ""]
             continue
-        shown: set[str] = set()
+        parts += [f"{points(possible - earned)} points lost in {len(failed)} of {len(items)} tests.", ""]
+        first_with: dict[str, str] = {}
         for item in failed:
-            if item.message in shown:      # one parametrized failure is enough to read
+            head = f"- **{item.test}** ({points(item.points)} points)"
+            if item.message in first_with:      # the same problem: one line, no repeated paragraph
+                parts.append(f"{head}: the same problem as in {first_with[item.message]}.")
                 continue
-            shown.add(item.message)
-            parts += [f"- **{item.test}** ({item.points:g} points)", "", _indent(item.message), ""]
+            first_with[item.message] = f"**{item.test}**"
+            parts += [head, "", _indent(item.message), ""]
+        parts.append("")
     return "\n".join(parts).rstrip() + "\n"
 
 

@@ -2,7 +2,10 @@
 
 ``gradebook.csv`` has one row per student, built from each ``outcome.json``;
 ``gradebook_canvas.csv`` is the same totals in the layout Canvas's gradebook
-import reads.
+import reads. Text cells come from submissions and LMS exports (a student
+picks their display name), so any that a spreadsheet would run as a formula
+is neutralised (:func:`cell`); the numbers the gradebook writes are left as
+numbers.
 """
 from __future__ import annotations
 
@@ -11,13 +14,21 @@ import io
 from pathlib import Path
 
 from autograder.runtime.grading.files import write_atomic
-from autograder.runtime.grading.outcome import GradeRecord
+from autograder.runtime.grading.outcome import GradeRecord, points
 
 GRADEBOOK_NAME = "gradebook.csv"
 CANVAS_NAME = "gradebook_canvas.csv"
 #: The gradebook's columns before and after its one column per question.
 LEADING_COLUMNS: tuple[str, ...] = ("student", "name", "email", "total", "possible")
-TRAILING_COLUMNS: tuple[str, ...] = ("status", "mistakes", "submission", "note", "isolation")
+TRAILING_COLUMNS: tuple[str, ...] = ("status", "flags", "mistakes", "submission", "note", "isolation")
+#: What a spreadsheet reads as the start of a formula (or hides before one).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def cell(text: object) -> str:
+    """A text cell a spreadsheet shows as text: a leading apostrophe before a formula start."""
+    value = str(text)
+    return "'" + value if value.startswith(FORMULA_STARTS) else value
 
 
 def gradebook_row(record: GradeRecord, questions: tuple[str, ...]) -> dict[str, str]:
@@ -27,12 +38,12 @@ def gradebook_row(record: GradeRecord, questions: tuple[str, ...]) -> dict[str, 
     notes = [n for n in (entry.note,) if n]
     if outcome.status != "graded":
         notes.append(outcome.notes[0] if outcome.notes else outcome.status)
-    return {"student": entry.student, "name": entry.name, "email": entry.email,
-            "total": f"{outcome.total:g}", "possible": f"{outcome.possible:g}",
-            **{q: f"{scores.get(q, 0.0):g}" for q in questions},
-            "status": outcome.status, "mistakes": ";".join(outcome.mistakes),
-            "submission": str(entry.path), "note": " | ".join(notes)[:500],
-            "isolation": outcome.isolation}
+    text = {"student": entry.student, "name": entry.name, "email": entry.email, "status": outcome.status,
+            "flags": ";".join(outcome.flags), "mistakes": ";".join(outcome.mistakes),
+            "submission": str(entry.path), "note": " | ".join(notes)[:500], "isolation": outcome.isolation}
+    return {**{k: cell(v) for k, v in text.items()},
+            "total": points(outcome.total), "possible": points(outcome.possible),
+            **{q: points(scores.get(q, 0.0)) for q in questions}}
 
 
 def write_gradebook(out: Path, records: list[GradeRecord], questions: tuple[str, ...]) -> list[dict[str, str]]:
@@ -46,11 +57,12 @@ def write_canvas_gradebook(out: Path, records: list[GradeRecord], assignment: st
     """Canvas's gradebook import: Student, ID, SIS User ID, SIS Login ID, Section, then the assignment."""
     text = io.StringIO(newline="")
     writer = csv.writer(text)
-    writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment])
-    writer.writerow(["Points Possible", "", "", "", "", f"{possible:g}"])
+    writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", cell(assignment)])
+    writer.writerow(["Points Possible", "", "", "", "", points(possible)])
     for r in records:
-        writer.writerow([r.entry.name or r.entry.student, "", r.entry.student, r.entry.email, "",
-                         f"{r.outcome.total:g}"])
+        writer.writerow([cell(r.entry.name or r.entry.student), cell(r.entry.lms_user_id),
+                         cell(r.entry.sid or r.entry.student), cell(r.entry.email), "",
+                         points(r.outcome.total)])
     write_atomic(out / CANVAS_NAME, text.getvalue())
 
 

@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 import nbformat
 
 from autograder.runtime.errors import SubmissionError
+from autograder.runtime.text import code
 
 
 class Rejected(SubmissionError):
@@ -33,6 +34,8 @@ class IntakeLimits:
     max_compression_ratio: int = 200          # a higher ratio is a zip bomb
 
 
+#: Files the notebook's export cell itself puts in the zip beside the notebook.
+EXPORT_FILES = frozenset({".OTTER_LOG", "__zip_filename__"})
 #: Archive suffixes refused inside a zip: a nested archive can hide anything.
 NESTED_ARCHIVES = (".zip", ".tar", ".gz", ".tgz", ".bz2", ".xz", ".7z", ".rar", ".whl", ".egg")
 
@@ -51,20 +54,24 @@ class Submission:
 def _check_size(path: Path, limits: IntakeLimits) -> None:
     size = path.stat().st_size
     if size > limits.max_file_bytes:
-        raise Rejected(f"{path.name} is {size / 2**20:.1f} MB; submissions are limited to "
+        raise Rejected(f"{code(path.name)} is {size / 2**20:.1f} MB; submissions are limited to "
                        f"{limits.max_file_bytes / 2**20:.0f} MB. Clear the notebook's outputs "
                        "(Kernel > Restart & Clear Output), save, and export again.")
     if size == 0:
-        raise Rejected(f"{path.name} is empty. Save your notebook and export it again.")
+        raise Rejected(f"{code(path.name)} is empty. Save your notebook and export it again.")
 
 
-def parse_notebook(data: bytes, where: str) -> nbformat.NotebookNode:
-    """Parse and validate notebook JSON, or raise ``Rejected`` naming the file."""
+def parse_notebook(data: bytes, name: str) -> nbformat.NotebookNode:
+    """Parse and validate notebook JSON, or raise ``Rejected`` naming the file (``name``, as the student wrote it)."""
+    where = code(name)
     try:
         text = data.decode("utf-8")
         raw = json.loads(text)
+    except RecursionError:
+        raise Rejected(f"{where} is not a valid notebook: its JSON is nested too deeply to read. "
+                       "Re-download it from Jupyter with File > Save, then export again.") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise Rejected(f"{where} is not a valid notebook (not JSON: {exc}). Re-download it from "
+        raise Rejected(f"{where} is not a valid notebook (not JSON: {code(exc)}). Re-download it from "
                        "Jupyter with File > Save, then export again.") from None
     if not isinstance(raw, dict) or "cells" not in raw:
         raise Rejected(f"{where} is JSON but not a Jupyter notebook (it has no cells).")
@@ -76,8 +83,8 @@ def parse_notebook(data: bytes, where: str) -> nbformat.NotebookNode:
         if "ValidationError" in invalid:
             raise invalid["ValidationError"]
     except Exception as exc:  # nbformat raises several unrelated types
-        raise Rejected(f"{where} is not a valid Jupyter notebook ({type(exc).__name__}: "
-                       f"{str(exc).splitlines()[0][:200]}).") from None
+        first_line = (str(exc).splitlines() or [""])[0]
+        raise Rejected(f"{where} is not a valid Jupyter notebook ({code(type(exc).__name__ + ': ' + first_line, 200)}).") from None
     return nb
 
 
@@ -89,14 +96,14 @@ def _unsafe_member(info: zipfile.ZipInfo) -> str | None:
     name = info.filename
     path = PurePosixPath(name.replace("\\", "/"))
     if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
-        return f"{name}: absolute path"
+        return f"{code(name)}: absolute path"
     if ".." in path.parts:
-        return f"{name}: path leaves the zip's folder"
+        return f"{code(name)}: path leaves the zip's folder"
     mode = info.external_attr >> 16
     if stat.S_ISLNK(mode):
-        return f"{name}: symbolic link"
+        return f"{code(name)}: symbolic link"
     if name.lower().endswith(NESTED_ARCHIVES):
-        return f"{name}: archive inside the zip"
+        return f"{code(name)}: archive inside the zip"
     return None
 
 
@@ -104,28 +111,28 @@ def _read_zip(path: Path, assignment: str, limits: IntakeLimits) -> Submission:
     try:
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
-        raise Rejected(f"{path.name} is not a readable zip file ({exc}). Export the notebook "
+        raise Rejected(f"{code(path.name)} is not a readable zip file ({code(exc)}). Export the notebook "
                        "again with its last cell and submit the zip it writes.") from None
     with zf:
         members = [i for i in zf.infolist() if not i.is_dir()]
         if len(members) > limits.max_zip_entries:
-            raise Rejected(f"{path.name} holds {len(members)} files; at most {limits.max_zip_entries} "
+            raise Rejected(f"{code(path.name)} holds {len(members)} files; at most {limits.max_zip_entries} "
                            "are accepted. Submit the zip the notebook's export cell writes.")
         unsafe = [reason for i in members if (reason := _unsafe_member(i))]
         if unsafe:
-            raise Rejected(f"{path.name} was refused: " + "; ".join(unsafe[:5]) +
+            raise Rejected(f"{code(path.name)} was refused: " + "; ".join(unsafe[:5]) +
                            ". Submit the zip the notebook's export cell writes.")
         total = sum(i.file_size for i in members)
         packed = sum(i.compress_size for i in members) or 1
         if total > limits.max_zip_total_bytes or total / packed > limits.max_compression_ratio:
-            raise Rejected(f"{path.name} unpacks to {total / 2**20:.0f} MB; it was refused as too large.")
+            raise Rejected(f"{code(path.name)} unpacks to {total / 2**20:.0f} MB; it was refused as too large.")
         notebooks = [i for i in members if i.filename.endswith(".ipynb")
                      and not any(part in (".ipynb_checkpoints", "__MACOSX") or part.startswith("._")
                                  for part in PurePosixPath(i.filename).parts)]
         parsed = []
         for info in notebooks:
             if info.file_size > limits.max_notebook_bytes:
-                raise Rejected(f"{info.filename} is too large ({info.file_size / 2**20:.0f} MB). "
+                raise Rejected(f"{code(info.filename)} is too large ({info.file_size / 2**20:.0f} MB). "
                                "Clear its outputs and export again.")
             with zf.open(info) as handle:
                 data = handle.read(limits.max_notebook_bytes + 1)
@@ -133,13 +140,13 @@ def _read_zip(path: Path, assignment: str, limits: IntakeLimits) -> Submission:
         ours = [(n, nb) for n, nb in parsed if _assignment_of(nb) == assignment
                 or PurePosixPath(n).name == f"{assignment}.ipynb"]
         if len(ours) != 1:
-            found = ", ".join(n for n, _ in parsed) or "no notebook"
+            found = ", ".join(code(n) for n, _ in parsed) or "no notebook"
             want = "no notebook" if not ours else f"{len(ours)} notebooks"
-            raise Rejected(f"{path.name} holds {want} of the assignment {assignment!r} (found: {found}). "
+            raise Rejected(f"{code(path.name)} holds {want} of the assignment {assignment!r} (found: {found}). "
                            f"Submit a zip with exactly one {assignment}.ipynb, as the export cell makes it.")
         name, nb = ours[0]
-        others = sorted(i.filename for i in members if i.filename != name)
-        notes = (f"Other files in the zip were ignored: {', '.join(others[:10])}"
+        others = sorted(i.filename for i in members if i.filename != name and i.filename not in EXPORT_FILES)
+        notes = (f"The zip also holds files grading does not use: {', '.join(code(o) for o in others[:10])}"
                  + (" ..." if len(others) > 10 else ""),) if others else ()
         return Submission(f"{path.name}:{name}", "ipynb", nb, None, notes)
 
@@ -158,13 +165,13 @@ def read_submission(path: str | Path, assignment: str, limits: IntakeLimits = In
         nb = parse_notebook(data, path.name)
         named = _assignment_of(nb)
         if named not in (None, assignment):
-            raise Rejected(f"{path.name} is a notebook of the assignment {named!r}, not {assignment!r}: "
+            raise Rejected(f"{code(path.name)} is a notebook of the assignment {code(named)}, not {assignment!r}: "
                            "submit the notebook of this assignment.")
         return Submission(path.name, "ipynb", nb, None)
     if suffix == ".py":
         try:
             return Submission(path.name, "py", None, data.decode("utf-8"))
         except UnicodeDecodeError:
-            raise Rejected(f"{path.name} is not UTF-8 text; save it as UTF-8 and submit again.") from None
-    raise Rejected(f"{path.name}: submissions must be a .ipynb notebook, a .py script, or the .zip "
+            raise Rejected(f"{code(path.name)} is not UTF-8 text; save it as UTF-8 and submit again.") from None
+    raise Rejected(f"{code(path.name)}: submissions must be a .ipynb notebook, a .py script, or the .zip "
                    "the notebook's export cell makes.")

@@ -24,6 +24,12 @@ FLAGS: tuple[str, ...] = ("not-attempted", "load-error")
 RECORD_NAME = "outcome.json"
 
 
+def points(value: float) -> str:
+    """Points as people write them: at most two decimals, no trailing zeros (``16.18``, ``20``, ``3.5``)."""
+    text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
 @dataclass(frozen=True)
 class Diagnosis:
     """A named mistake the feedback explains: from the catalogue, or recognised by its effect."""
@@ -69,7 +75,8 @@ class GradeOutcome:
 
     @property
     def total(self) -> float:
-        return round(sum(i.score for i in self.items), 6)
+        # Item points are hundredths (see the build's split), so two decimals are exact.
+        return round(sum(i.score for i in self.items), 2)
 
     @property
     def mistakes(self) -> tuple[str, ...]:
@@ -83,14 +90,14 @@ class GradeOutcome:
     def question_scores(self) -> dict[str, float]:
         scores: dict[str, float] = {}
         for item in self.items:
-            scores[item.question] = round(scores.get(item.question, 0.0) + item.score, 6)
+            scores[item.question] = round(scores.get(item.question, 0.0) + item.score, 2)
         return scores
 
     def question_points(self) -> dict[str, float]:
         """Each question's possible points, from its tests' weights."""
         points: dict[str, float] = {}
         for item in self.items:
-            points[item.question] = round(points.get(item.question, 0.0) + item.points, 6)
+            points[item.question] = round(points.get(item.question, 0.0) + item.points, 2)
         return points
 
     def to_dict(self) -> dict:
@@ -126,11 +133,14 @@ class Entry:
     note: str = ""
     sid: str = ""
     lms_user_id: str = ""
+    #: Who submitted, as the source knows them (``sid:...``, ``email:...``); submissions
+    #: with the same identity are one person's, of whom the latest is graded.
+    identity: str = ""
 
     def to_dict(self) -> dict:
         return {"student": self.student, "path": str(self.path), "name": self.name, "email": self.email,
                 "submitted_at": self.submitted_at, "note": self.note, "sid": self.sid,
-                "lms_user_id": self.lms_user_id}
+                "lms_user_id": self.lms_user_id, "identity": self.identity}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Entry":

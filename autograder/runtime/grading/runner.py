@@ -20,6 +20,8 @@ from autograder.runtime.grading.outcome import GradeOutcome, ItemOutcome
 from autograder.runtime.grading.support import LoadedAutograder
 from autograder.runtime.judge import StudentCallFailed, apply_changes
 from autograder.runtime.sandbox import Limits, SandboxSession
+from autograder.runtime.sandbox.policy import Clearance
+from autograder.runtime.text import code
 
 
 class SandboxStudent:
@@ -60,34 +62,37 @@ def _not_run(ag: LoadedAutograder, message: str) -> tuple[ItemOutcome, ...]:
     return tuple(ItemOutcome(q, test, points, False, message) for q in ag.questions for test, points in ag.items[q])
 
 
-def grade_program(program: Program, ag: LoadedAutograder, student: str, *,
-                  limits: Limits = Limits(), isolation: str = "auto", submission: str = "",
-                  warm: Any = None) -> GradeOutcome:
+def grade_program(program: Program, ag: LoadedAutograder, student: str, clearance: Clearance, *,
+                  limits: Limits = Limits(), submission: str = "", warm: Any = None) -> GradeOutcome:
     """Run ``program`` in a sandbox and judge it with the hidden suite.
 
-    The hidden inputs are drawn from the build's secret and the program's
-    digest. ``warm`` is a ``WarmStart`` or ``ForkServer`` the sandbox takes
-    its workers from (see ``SandboxSession``).
+    ``clearance`` is the isolation level ``policy.clear`` accepted for this
+    grading run. The hidden inputs are drawn from the build's secret and the
+    program's digest. ``warm`` is a ``WarmStart`` or ``ForkServer`` the
+    sandbox takes its workers from (see ``SandboxSession``).
     """
     start = time.perf_counter()
     notes = list(program.notes)
     suite = ag.suite
-    with SandboxSession(list(program.cells), limits, isolation=isolation, warm=warm) as session:
+    with SandboxSession(list(program.cells), limits, isolation=clearance.level, warm=warm) as session:
         loaded = session.start()
-        level = session.isolation
+        level = clearance.label
         if loaded.timed_out:
             notes.append("Your notebook took too long to run and was stopped; functions defined "
                          "after that point could not be graded.")
         elif loaded.error and not loaded.cell_errors:
             notes.append(f"Your notebook could not be run: {loaded.error}")
         for error in loaded.cell_errors:
-            notes.append(f"Code cell {error.cell + 1} raised {error}.")   # cells count from 1 for people
+            notes.append(f"Code cell {error.cell + 1} raised {code(error)}.")   # cells count from 1 for people
         if loaded.loaded:
             run = suite.run(SandboxStudent(session), ag.seed_for(program.digest))
             items, diagnoses = run.items, run.diagnoses
         else:
             items, diagnoses = _not_run(ag, "Not run: your notebook did not finish loading."), ()
-        stdout = session.stdout
+        stdout = session.load_stdout
+        if session.call_output_bytes:
+            notes.append(f"Your functions printed about {session.call_output_bytes:,} bytes while the hidden "
+                         "tests called them; that output is not shown, since it would show the hidden inputs.")
     # The worker is gone; only now is the outcome assembled.
     status = "timeout" if loaded.timed_out else "graded"
     flags = tuple(flag for flag, present in (("not-attempted", not attempted(program, ag.student_functions)),
@@ -103,14 +108,14 @@ def rejected_outcome(ag: LoadedAutograder, student: str, reason: str, submission
                         (reason,), "", 0.0, submission)
 
 
-def grade_submission(path: str | Path, ag: LoadedAutograder, student: str, *,
-                     limits: Limits = Limits(), isolation: str = "auto",
-                     intake_limits: IntakeLimits = IntakeLimits(), warm: Any = None) -> GradeOutcome:
+def grade_submission(path: str | Path, ag: LoadedAutograder, student: str, clearance: Clearance, *,
+                     limits: Limits = Limits(), intake_limits: IntakeLimits = IntakeLimits(),
+                     warm: Any = None) -> GradeOutcome:
     """Grade the file at ``path``; a submission that cannot be read scores 0 with the reason."""
     path = Path(path)
     try:
         submission = read_submission(path, ag.assignment, intake_limits)
     except Rejected as exc:
         return rejected_outcome(ag, student, str(exc), path.name)
-    return grade_program(extract_program(submission), ag, student, limits=limits,
-                         isolation=isolation, submission=submission.source, warm=warm)
+    return grade_program(extract_program(submission), ag, student, clearance, limits=limits,
+                         submission=submission.source, warm=warm)

@@ -54,6 +54,7 @@ class LoadedAutograder:
     functions: dict[str, tuple[str, ...]]
     items: dict[str, tuple[tuple[str, float], ...]]
     digest: str
+    solutions_module: str = "solutions"
 
     @property
     def possible(self) -> float:
@@ -81,7 +82,7 @@ class LoadedAutograder:
     @functools.cached_property
     def catalogue(self) -> Catalogue:
         self._reference_path()
-        return load_catalogue(self.folder, self.assignment, self.student_functions)
+        return load_catalogue(self.folder, self.assignment, self.student_functions, self.solutions_module)
 
     @functools.cached_property
     def suite(self) -> HiddenSuite:
@@ -133,7 +134,8 @@ def load_support_dir(support: str | Path, digest: str = "") -> LoadedAutograder:
         secret = bytes.fromhex(config["secret"])
         if len(secret) < 16:
             raise ValueError("the secret is shorter than 16 bytes")
-        return LoadedAutograder(config["assignment"], support, secret, questions, functions, items, digest)
+        return LoadedAutograder(config["assignment"], support, secret, questions, functions, items, digest,
+                                str(config.get("solutions_module", "solutions")))
     except (OSError, KeyError, ValueError, TypeError) as exc:
         raise AutograderError(f"{support / CONFIG_NAME} is missing or malformed ({exc}); "
                               "rebuild the autograder with `grader build`.") from None

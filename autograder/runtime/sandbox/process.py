@@ -24,7 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from autograder.runtime.sandbox import channel, procs, worker
+from autograder.runtime.sandbox import channel, procs, reach, worker
 from autograder.runtime.sandbox import isolation as iso
 from autograder.runtime.sandbox.errors import SandboxError
 from autograder.runtime.sandbox.limits import Limits
@@ -83,11 +83,13 @@ class OutputBuffer:
     def since(self, mark: int) -> str:
         return self.kept[mark:].decode("utf-8", "replace")
 
-    def text(self, also_dropped: int = 0) -> str:
-        shown = self.kept.decode("utf-8", "replace")
-        lost = self.dropped + also_dropped
+    def text(self, also_dropped: int = 0, upto: int | None = None) -> str:
+        """What was kept (up to the mark ``upto``), with a notice of what was dropped."""
+        kept = self.kept if upto is None else self.kept[:upto]
+        shown = kept.decode("utf-8", "replace")
+        lost = (self.dropped if upto is None else 0) + also_dropped
         if lost:
-            shown += (f"\n[output truncated: the first {len(self.kept)} bytes are shown; "
+            shown += (f"\n[output truncated: the first {len(kept)} bytes are shown; "
                       f"about {lost} more were not kept]\n")
         return shown
 
@@ -138,6 +140,9 @@ class WorkerResources:
         #: (it is the server's child, not ours) and its pid inside the sandbox.
         self.pidfd: int | None = None
         self.sandbox_pid: int | None = None
+        #: Whether the worker could write outside its own folders (the ``user`` level):
+        #: then its uid's files are swept from every world-writable directory.
+        self.shares_filesystem = False
 
     def release(self) -> None:
         """Kill every process of the worker, close its pipes, delete its files."""
@@ -168,7 +173,8 @@ class WorkerResources:
             _remove_tree(self.tmpdir)
             self.tmpdir = None
         if self.uid is not None:
-            _remove_files_of(self.uid)
+            if self.shares_filesystem:
+                reach.remove_traces_of(self.uid)
             iso.release_uid(self.uid)
             self.uid = None
         self.proc = None
@@ -217,25 +223,6 @@ def _remove_tree(path: str) -> None:
     shutil.rmtree(path, onerror=make_writable)
 
 
-def _remove_files_of(uid: int) -> None:
-    """Delete what ``uid`` left in the shared temporary directories (``user`` level)."""
-    for base in ("/tmp", "/var/tmp", "/dev/shm"):
-        try:
-            entries = list(os.scandir(base))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                if entry.stat(follow_symlinks=False).st_uid != uid:
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    _remove_tree(entry.path)
-                else:
-                    os.unlink(entry.path)
-            except OSError:
-                pass
-
-
 #: Pipe capacity asked for (Linux's default maximum for unprivileged users).
 PIPE_BYTES = 1 << 20
 
@@ -278,6 +265,7 @@ class WorkerProcess:
         root = iso.running_as_root() and self.level in ("bwrap", "user")
         if root:
             res.uid = iso.reserve_uid()
+            res.shares_filesystem = self.level == "user"
         self.server = server
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()

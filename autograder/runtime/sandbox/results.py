@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from autograder.runtime.text import code
+
 @dataclass(frozen=True)
 class CellError:
     """An exception raised while a cell of the submission ran."""
@@ -68,7 +70,7 @@ class CallError:
     def __str__(self) -> str:
         if self.kind == "raised":
             detail = f"{self.type_name}: {self.message}" if self.message else self.type_name
-            return f"`{self.function}` raised {detail}"
+            return f"`{self.function}` raised {code(detail)}"
         return self.message
 
 

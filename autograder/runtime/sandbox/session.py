@@ -27,6 +27,7 @@ from autograder.runtime.sandbox.limits import Limits
 from autograder.runtime.sandbox.process import (OutputBuffer, WorkerDied, WorkerProcess, WorkerProtocolError,
                                                 WorkerTimeout, describe_exit)
 from autograder.runtime.sandbox.results import CallError, CallResult, CellError, ImportResult
+from autograder.runtime.text import code
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +155,8 @@ class SandboxSession:
         self._closed = False
         self._lock = threading.Lock()
         self._warm = warm
+        self._load_end: int | None = None      # where the first load's output ends in the buffer
+        self._load_dropped = 0
 
     def __enter__(self) -> SandboxSession:
         self.start()
@@ -170,6 +173,26 @@ class SandboxSession:
         current = self._worker.dropped if self._worker is not None else 0
         return self._output.text(self._dropped_before + current)
 
+    @property
+    def load_stdout(self) -> str:
+        """What the submission printed while its code first loaded, truncated with a note.
+
+        Output printed later, while the grader calls its functions, is left
+        out: those calls get the hidden inputs, which printing would reveal.
+        """
+        if self._load_end is None:
+            return ""
+        return self._output.text(self._load_dropped, upto=self._load_end)
+
+    @property
+    def call_output_bytes(self) -> int:
+        """Bytes printed after the first load (kept or dropped)."""
+        if self._load_end is None:
+            return 0
+        current = self._worker.dropped if self._worker is not None else 0
+        total = len(self._output.kept) + self._output.dropped + self._dropped_before + current
+        return max(total - self._load_end - self._load_dropped, 0)
+
     def remaining_seconds(self) -> float:
         """Wall-clock time left in the session's total budget."""
         if self._started_at is None:
@@ -184,6 +207,11 @@ class SandboxSession:
                 self._started_at = time.monotonic()
                 logger.info("sandbox isolation: %s (%s)", self.isolation, self.isolation_detail)
                 self.import_result = self._load()
+                if self._worker is not None:
+                    self._worker.drain_output()   # printed before the worker replied: still in the pipe
+                self._load_end = self._output.mark()
+                self._load_dropped = self._output.dropped + self._dropped_before + (
+                    self._worker.dropped if self._worker is not None else 0)
             return self.import_result
 
     def call(self, function: str, *args: Any, timeout: float | None = None) -> CallResult:
@@ -268,7 +296,7 @@ class SandboxSession:
         if cell_errors:
             first = cell_errors[0]
             where = f" in cell {first.cell + 1}" if len(self.cells) > 1 else ""
-            error = f"the code raised {first}{where} while loading."
+            error = f"the code raised {code(first)}{where} while loading."
         return ImportResult(ok=not cell_errors, loaded=True, error=error, cell_errors=cell_errors,
                             seconds=time.monotonic() - begun, stdout=self._output.since(mark))
 

@@ -1,0 +1,102 @@
+"""Which isolation level grading may use for untrusted code: fail closed.
+
+``bwrap`` hides everything but Python and NumPy from the student's code, so
+it is always acceptable. The weaker levels are not, by default:
+
+``user``
+    (root without bubblewrap, typical of hosted graders in Docker.) The
+    worker runs as a fresh uid, so it reads whatever is world-readable.
+    Grading goes ahead only if a probe, run as such a uid, can read none of
+    the guarded paths: the references, hidden tests, the secret, other
+    submissions and their results. Otherwise it refuses, naming what is
+    readable and how to close it.
+``rlimits``
+    (no root, no bubblewrap.) The worker runs as the grader's own user and
+    can read everything the grader can: refused.
+
+``trusted=True`` (``grader grade --trusted-code``) accepts a weaker level
+without the checks, for code the instructor trusts (their own solutions);
+the level then shows wherever results are read.
+"""
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from autograder.runtime.sandbox import isolation as iso
+from autograder.runtime.sandbox import reach
+from autograder.runtime.sandbox.errors import SandboxUnavailable
+
+#: How a refusal tells the instructor to get the strong level.
+INSTALL_BWRAP = ("install bubblewrap (`apt install bubblewrap` or `dnf install bubblewrap`) where user "
+                 "namespaces are allowed, so grading can hide everything but Python and NumPy from student code")
+#: Readable paths named in a refusal, at most.
+SHOWN = 8
+
+
+@dataclass(frozen=True)
+class Clearance:
+    """The level grading will use, and why it is acceptable."""
+
+    level: str
+    detail: str
+    trusted: bool = False
+
+    @property
+    def label(self) -> str:
+        """The level as results, gradebooks and reports show it."""
+        return f"{self.level} (trusted code)" if self.trusted and self.level != "bwrap" else self.level
+
+
+def reference_locations() -> list[Path]:
+    """Where this installation keeps references, hidden tests and catalogues, if anywhere.
+
+    The ``solutions`` package where it is importable, and an ``assignments``
+    folder beside or inside the ``autograder`` package (a checkout or a full
+    install of the grader; the grading runtime alone has neither).
+    """
+    places: list[Path] = []
+    spec = importlib.util.find_spec("solutions")
+    if spec is not None and spec.submodule_search_locations:
+        places += [Path(p) for p in spec.submodule_search_locations]
+    package = Path(__file__).resolve().parents[2]          # .../autograder
+    places += [p for p in (package / "assignments", package.parent / "assignments") if p.is_dir()]
+    return places
+
+
+def clear(isolation: str, guarded: Iterable[str | Path], *, trusted: bool = False,
+          flag: str = "--trusted-code") -> Clearance:
+    """The level to grade untrusted code at, or ``SandboxUnavailable`` saying what is missing.
+
+    Args:
+        isolation: ``"auto"`` or a level to force; a forced level that cannot
+            run here is refused at once.
+        guarded: paths student code must not read (the unpacked hidden suite,
+            the autograder zip, the submissions, the output folder); the
+            installation's own references are added.
+        trusted: accept a weaker level without checks.
+        flag: how the caller's user opts in, for the message.
+    """
+    chosen = iso.detect_isolation() if isolation == "auto" else iso.check_level(isolation)
+    if chosen.level == "bwrap":
+        return Clearance(chosen.level, chosen.detail)
+    if trusted:
+        return Clearance(chosen.level, chosen.detail, trusted=True)
+    why = chosen.detail
+    if chosen.level == "rlimits":
+        raise SandboxUnavailable(
+            f"refusing to run student code at the 'rlimits' level ({why}): it would run as your own user "
+            f"and could read the reference solutions, hidden tests and other submissions. To fix it, "
+            f"{INSTALL_BWRAP}; or, only for code you trust (your own solutions), pass {flag}.")
+    readable = reach.readable_by_stranger([*guarded, *reference_locations()])
+    if readable:
+        shown = "\n  ".join(readable[:SHOWN]) + ("\n  ..." if len(readable) > SHOWN else "")
+        folders = sorted({str(Path(p).parent) for p in readable})[:SHOWN]
+        raise SandboxUnavailable(
+            f"refusing to run student code at the 'user' level ({why}): a sandbox user could read "
+            f"{len(readable)} file(s) it must not see, for example:\n  {shown}\n"
+            f"To fix it, {INSTALL_BWRAP}; or make these unreadable to other users "
+            f"(e.g. `chmod -R o-rwx {' '.join(folders)}`); or, only for code you trust, pass {flag}.")
+    return Clearance(chosen.level, chosen.detail)

@@ -1,0 +1,209 @@
+"""What a sandboxed worker could reach at the ``user`` level, where no namespace hides anything.
+
+At that level the worker runs as a fresh uid with no groups: it can read
+every world-readable file and write in every world-writable directory. Two
+things follow, and this module does both:
+
+- before any student code runs, :func:`readable_by_stranger` checks, as such
+  a uid, that the references, hidden tests, secret and other submissions are
+  not readable; grading refuses otherwise (``policy.py``);
+- after each submission, :func:`remove_traces_of` deletes whatever its uid
+  left behind: files and directories in every world-writable directory of the
+  machine (found once per process by :func:`world_writable_dirs`), and its
+  System V shared memory, message queues and semaphores.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import shutil
+import stat
+import threading
+from pathlib import Path
+from typing import Iterable
+
+from autograder.runtime.sandbox import isolation as iso
+
+#: Files and folders a probe looks at, at most, under one path.
+PROBE_FILES = 5000
+#: Filesystems whose directories are not places a process leaves files in.
+_VIRTUAL = ("/proc", "/sys")
+_IPC_KINDS = (("shm", 0), ("msg", 1), ("sem", 2))
+_IPC_RMID = 0
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _readable(path: Path) -> bool:
+    try:
+        if path.is_dir():
+            os.listdir(path)
+            return False            # names alone are no leak; the files are checked one by one
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            os.read(fd, 1)
+        finally:
+            os.close(fd)
+        return True
+    except OSError:
+        return False
+
+
+def _probe(paths: list[str]) -> list[str]:
+    """Readable files under ``paths`` (run as the stranger)."""
+    found, seen = [], 0
+    for raw in paths:
+        stack = [Path(raw)]
+        while stack and seen < PROBE_FILES:
+            path = stack.pop()
+            seen += 1
+            if path.is_symlink():
+                continue
+            if path.is_file() and _readable(path):
+                found.append(str(path))
+            elif path.is_dir():
+                try:
+                    stack.extend(sorted(path.iterdir()))
+                except OSError:
+                    pass
+    return found
+
+
+def readable_by_stranger(paths: Iterable[str | Path]) -> list[str]:
+    """The files under ``paths`` that a fresh uid without groups can read.
+
+    Needs root (to become that uid in a child process); elsewhere every path
+    counts as readable, since the worker would run as the grader's own user.
+    """
+    paths = [str(Path(p)) for p in paths if os.path.lexists(p)]
+    if not paths:
+        return []
+    if not iso.running_as_root():
+        return paths
+    uid = iso.reserve_uid()
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.fork()
+        if pid == 0:      # the child: become the stranger, look, report, exit
+            try:
+                os.close(read_end)
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                data = json.dumps(_probe(paths)).encode()
+                while data:
+                    data = data[os.write(write_end, data):]
+                os._exit(0)
+            except BaseException:
+                os._exit(1)
+        os.close(write_end)
+        chunks = []
+        while chunk := os.read(read_end, 1 << 16):
+            chunks.append(chunk)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(read_end)
+        iso.release_uid(uid)
+    if os.waitstatus_to_exitcode(status) != 0:
+        return paths     # the probe itself failed: assume the worst
+    return json.loads(b"".join(chunks))
+
+
+_writable: tuple[str, ...] | None = None
+_writable_lock = threading.Lock()
+
+
+def world_writable_dirs() -> tuple[str, ...]:
+    """Every world-writable directory of this machine (scanned once per process).
+
+    A uid with no groups can write only there, and in the directories it
+    makes there. Virtual filesystems (``/proc``, ``/sys``) are skipped;
+    ``/dev/shm`` and ``/dev/mqueue`` are found like any other.
+    """
+    global _writable
+    with _writable_lock:
+        if _writable is None:
+            found, stack = [], ["/"]
+            while stack:
+                folder = stack.pop()
+                try:
+                    entries = list(os.scandir(folder))
+                except OSError:
+                    continue
+                for entry in entries:
+                    if entry.path in _VIRTUAL:
+                        continue
+                    try:
+                        if not entry.is_dir(follow_symlinks=False):
+                            continue
+                        mode = entry.stat(follow_symlinks=False).st_mode
+                    except OSError:
+                        continue
+                    if mode & stat.S_IWOTH:
+                        found.append(entry.path)
+                    stack.append(entry.path)
+            _writable = tuple(sorted(found))
+        return _writable
+
+
+def _remove(path: str) -> None:
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            # The student may have made its files read-only; root removes them anyway.
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+    except OSError:
+        pass
+
+
+def remove_files_of(uid: int, folders: Iterable[str]) -> list[str]:
+    """Delete every entry of ``folders`` owned by ``uid``; return what was removed."""
+    removed = []
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != uid:
+                    continue
+            except OSError:
+                continue
+            _remove(entry.path)
+            removed.append(entry.path)
+    return removed
+
+
+def remove_ipc_of(uid: int) -> None:
+    """Remove the System V shared memory, message queues and semaphores ``uid`` created."""
+    ctls = {"shm": _LIBC.shmctl, "msg": _LIBC.msgctl, "sem": _LIBC.semctl}
+    for kind, _ in _IPC_KINDS:
+        try:
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        except OSError:
+            continue
+        if not lines:
+            continue
+        header = lines[0].split()
+        if "id" not in header or "uid" not in header:
+            continue
+        for line in lines[1:]:
+            fields = line.split()
+            try:
+                ident, owner = int(fields[header.index("id")]), int(fields[header.index("uid")])
+            except (ValueError, IndexError):
+                continue
+            if owner == uid:
+                if kind == "sem":
+                    ctls[kind](ident, 0, _IPC_RMID)
+                else:
+                    ctls[kind](ident, _IPC_RMID, None)
+
+
+def remove_traces_of(uid: int) -> list[str]:
+    """Everything ``uid`` left in world-writable places, and its IPC objects, removed."""
+    removed = remove_files_of(uid, world_writable_dirs())
+    remove_ipc_of(uid)
+    return removed
