@@ -17,11 +17,13 @@ from autograder.cli_support import reports_errors
 def report(out_dir: Path, output: Path | None) -> None:
     """Write a one-page HTML report of a graded class.
 
-    OUT is the folder `grader grade` wrote (gradebook.csv and one folder per
-    student). The page shows the score histogram, each question's mean score,
-    each hidden test's pass rate, the most frequent diagnosed mistakes with
-    their explanations, and the submissions that timed out, were rejected or
-    failed to run. It is a single file with the plots embedded: open it in any
+    OUT is the folder `grader grade` wrote (one folder per student, each with
+    its outcome.json). The page lists every student with what became of the
+    submission (graded, not attempted, did not load, timed out, rejected,
+    failed to run), a link to their feedback, the score histogram, each
+    question's mean score and each hidden test's pass rate over the attempted
+    submissions, and the most frequent diagnosed mistakes with their
+    explanations. It is a single file with the plots embedded: open it in any
     browser, offline, or send it on.
 
     \b

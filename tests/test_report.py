@@ -1,15 +1,13 @@
 """Does ``grader report`` turn a grading output folder into a correct, self-contained page?
 
-Each test builds a small class in ``tmp_path`` in the exact format ``grader grade``
-writes (``gradebook.csv`` plus ``<student>/results.json``), with expected
-numbers worked out by hand from the table below.
+Each test builds a small class in ``tmp_path`` as ``grader grade`` writes it (each
+student's ``outcome.json``, ``results.json`` and ``feedback.md``, by the same
+writer), with expected numbers worked out by hand from the table below.
 """
 from __future__ import annotations
 
 import base64
-import csv
 import html
-import json
 import os
 import re
 import struct
@@ -20,9 +18,11 @@ from click.testing import CliRunner
 
 from autograder import report as report_module
 from autograder.cli_report import report as report_command
-from autograder.runtime.errors import GraderError
-from tests.suites import MISTAKES
 from autograder.report import ReportError, build_report, write_report
+from autograder.runtime.errors import GraderError
+from autograder.runtime.grading.bulk import write_outcome
+from autograder.runtime.grading.outcome import Diagnosis, Entry, GradeOutcome, GradeRecord, ItemOutcome
+from tests.suites import MISTAKES
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -31,100 +31,66 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 #: The assignment's hidden tests: (question, test, points). 20 points in all.
 TESTS = [("q1", "test_shapes", 2.0), ("q1", "test_values", 3.0), ("q2", "test_stable", 5.0),
          ("q3", "test_grad", 4.0), ("q3", "test_grad_large", 6.0)]
-QUESTIONS = ["q1", "q2", "q3"]
 POSSIBLE = sum(points for _, _, points in TESTS)
 
 GRAD = "gradient-missing-one-over-n"
 SHIFT = "targets-not-shifted"
 BIAS = "head-bias-missing"
-UNKNOWN = "mystery-mistake"  # not in the catalogue: must be shown by its slug
+UNKNOWN = "mystery-mistake"  # no record explains it: must be shown by its slug
 
-#: student -> (status, {failed test: mistakes diagnosed on it}, note).
-#: Students not graded fail every test; s10 was rejected before grading and has no results.json.
+#: student -> (status, flags, {failed test: mistakes diagnosed on it}, note).
+#: Students not graded fail every test; s13 is an untouched notebook, s14's third cell raised.
 CLASS = {
-    "s01": ("graded", {}, ""),
-    "s02": ("graded", {"q3: test_grad": [GRAD]}, ""),
-    "s03": ("graded", {"q3: test_grad": [GRAD], "q3: test_grad_large": [GRAD]}, ""),
-    "s04": ("graded", {"q1: test_values": [SHIFT], "q3: test_grad": [GRAD]}, ""),
-    "s05": ("graded", {"q1: test_shapes": [], "q1: test_values": [SHIFT]}, ""),
-    "s06": ("graded", {"q2: test_stable": [BIAS]}, ""),
-    "s07": ("graded", {"q2: test_stable": [UNKNOWN]}, ""),
-    "s08": ("graded", {"q3: test_grad_large": []}, ""),
-    "s09": ("timeout", {}, "wall-clock limit of 60 s exceeded"),
-    "s10": ("rejected", {}, "not a notebook, script or export zip"),
-    "s11": ("error", {}, "worker killed: memory limit of 1 GiB"),
-    "s12": ("graded", {}, ""),
+    "s01": ("graded", (), {}, ""),
+    "s02": ("graded", (), {"q3: test_grad": [GRAD]}, ""),
+    "s03": ("graded", (), {"q3: test_grad": [GRAD], "q3: test_grad_large": [GRAD]}, ""),
+    "s04": ("graded", (), {"q1: test_values": [SHIFT], "q3: test_grad": [GRAD]}, ""),
+    "s05": ("graded", (), {"q1: test_shapes": [], "q1: test_values": [SHIFT]}, ""),
+    "s06": ("graded", (), {"q2: test_stable": [BIAS]}, ""),
+    "s07": ("graded", (), {"q2: test_stable": [UNKNOWN]}, ""),
+    "s08": ("graded", (), {"q3: test_grad_large": []}, ""),
+    "s09": ("timeout", (), {}, "wall-clock limit of 60 s exceeded"),
+    "s10": ("rejected", (), {}, "not a notebook, script or export zip"),
+    "s11": ("error", (), {}, "worker killed: memory limit of 1 GiB"),
+    "s12": ("graded", (), {}, ""),
+    "s13": ("graded", ("not-attempted",), {f"{q}: {t}": [] for q, t, _ in TESTS}, ""),
+    "s14": ("graded", ("load-error",), {"q3: test_grad": [], "q3: test_grad_large": []},
+            "Code cell 3 raised `SyntaxError: invalid syntax (line 4)`."),
 }
-GRADED = [s for s, (status, _, _) in CLASS.items() if status == "graded"]
 
 
 # --------------------------------------------------------------------------- writing a class
 
 
-def _verdicts(student: str) -> list[tuple[str, str, float, bool, list[str]]]:
-    """(question, test, points, passed, mistakes) of every hidden test for one student."""
-    status, failed, _ = CLASS[student]
-    rows = []
-    for question, test, points in TESTS:
-        label = f"{question}: {test}"
-        passed = status == "graded" and label not in failed
-        rows.append((question, test, points, passed, failed.get(label, [])))
-    return rows
+def record_of(student: str, name: str | None = None, note: str | None = None) -> GradeRecord:
+    """The record ``grader grade`` would write for ``student`` of :data:`CLASS`."""
+    status, flags, failed, class_note = CLASS[student]
+    items = tuple(ItemOutcome(q, t, points, status == "graded" and f"{q}: {t}" not in failed,
+                              "" if f"{q}: {t}" not in failed else "Wrong values.",
+                              tuple(failed.get(f"{q}: {t}", ()))) for q, t, points in TESTS)
+    slugs = dict.fromkeys(slug for i in items for slug in i.mistakes)
+    diagnoses = tuple(Diagnosis(s, MISTAKES[s].function, MISTAKES[s].title, MISTAKES[s].explanation)
+                      for s in slugs if s in MISTAKES)
+    note = class_note if note is None else note
+    outcome = GradeOutcome(student, "lm-head", status, "none (not run)" if status == "rejected" else "bwrap",
+                           items, POSSIBLE, (note,) if note else (), "", 0.1, f"{student}.zip", diagnoses, flags)
+    entry = Entry(student, Path(f"submissions/{student}.zip"), name or f"Student {student[1:]}",
+                  f"{student}@example.edu")
+    return GradeRecord(entry, outcome, "digest", "sha")
 
 
-def _mistakes(student: str) -> list[str]:
-    return list(dict.fromkeys(slug for *_, slugs in _verdicts(student) for slug in slugs))
-
-
-def write_results(out: Path, student: str) -> None:
-    """``OUT/<student>/results.json`` in Gradescope's format, as ``grader grade`` writes it."""
-    tests = [{
-        "name": f"{question}: {test}", "score": points if passed else 0.0, "max_score": points,
-        "status": "passed" if passed else "failed", "output": "" if passed else "Wrong values.",
-        "output_format": "md", "visibility": "after_published", "tags": [question],
-        "extra_data": {"question": question, "test": test, "mistakes": slugs},
-    } for question, test, points, passed, slugs in _verdicts(student)]
-    results = {
-        "score": sum(t["score"] for t in tests), "output": "", "output_format": "md", "tests": tests,
-        "extra_data": {"student": student, "status": CLASS[student][0], "isolation": "bubblewrap",
-                       "assignment": "lm-head", "mistakes": _mistakes(student)},
-    }
-    (out / student).mkdir(parents=True, exist_ok=True)
-    (out / student / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
-
-
-def gradebook_row(student: str) -> list[str]:
-    status, _, note = CLASS[student]
-    per_question = {q: 0.0 for q in QUESTIONS}
-    for question, _, points, passed, _ in _verdicts(student):
-        per_question[question] += points if passed else 0.0
-    scores = ["" if status == "rejected" else f"{per_question[q]:g}" for q in QUESTIONS]
-    return [student, f"Student {student[1:]}", f"{student}@example.edu", f"{sum(per_question.values()):g}",
-            f"{POSSIBLE:g}", *scores, status, ";".join(_mistakes(student)), f"submissions/{student}.zip", note]
-
-
-def write_gradebook(out: Path, rows: list[list[str]], questions: list[str] = QUESTIONS) -> Path:
-    path = out / "gradebook.csv"
-    with path.open("w", newline="", encoding="utf-8") as stream:
-        writer = csv.writer(stream)
-        writer.writerow(["student", "name", "email", "total", "possible", *questions,
-                         "status", "mistakes", "submission", "note"])
-        writer.writerows(rows)
-    return path
+def write_class(folder: Path, students=CLASS, **overrides) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for student in students:
+        write_outcome(folder, overrides.get(student) or record_of(student))
+    return folder
 
 
 @pytest.fixture
 def out(tmp_path: Path) -> Path:
-    """A graded class of twelve: nine graded, one timeout, one rejected (no results.json), one error."""
-    folder = tmp_path / "out"
-    folder.mkdir()
-    write_gradebook(folder, [gradebook_row(s) for s in CLASS])
-    for student, (status, _, _) in CLASS.items():
-        (folder / student).mkdir()
-        (folder / student / "feedback.md").write_text("# Feedback\n", encoding="utf-8")
-        if status != "rejected":
-            write_results(folder, student)
-    return folder
+    """A class of fourteen: ten graded and attempted (one whose cell raised), one untouched,
+    one timeout, one rejected, one that failed to run."""
+    return write_class(tmp_path / "out")
 
 
 def _row(page: str, attribute: str, value: str) -> str:
@@ -135,7 +101,7 @@ def _row(page: str, attribute: str, value: str) -> str:
 
 
 def _cell(row: str, css_class: str) -> str:
-    match = re.search(rf'<td class="[^"]*\b{css_class}\b[^"]*">\s*(.*?)\s*</td>', row, re.S)
+    match = re.search(rf'<td class="[^"]*\b{css_class}\b[^"]*"[^>]*>\s*(.*?)\s*</td>', row, re.S)
     assert match, f"no {css_class} cell in {row!r}"
     return match.group(1)
 
@@ -152,18 +118,43 @@ def _png_size(data_uri: str) -> tuple[int, int]:
 # --------------------------------------------------------------------------- contents
 
 
-def test_summary_counts_each_status(out):
+def test_summary_counts_each_standing(out):
     page = build_report(out)
     assert "<title>Class report: lm-head</title>" in page
-    assert "12 submissions in the gradebook" in page
-    for status, count in {"graded": 9, "timeout": 1, "rejected": 1, "error": 1}.items():
-        assert f'data-status="{status}">{count} {status}</li>' in page
-    # Graded totals: s01, s12 at 20; s05, s06, s07 at 15; s02 16, s03 10, s04 13, s08 14 (138 / 9).
-    assert "scored 15.33 on average (median 15)" in page
-    assert "out of 20." in page
+    assert "14 submissions." in page
+    expected = {"graded": 9, "not attempted": 1, "did not load": 1, "timed out": 1, "rejected": 1,
+                "failed to run": 1}
+    for name, count in expected.items():
+        assert f'data-standing="{name}">{count} {name}</li>' in page
+    # Attempted and graded totals: s01, s12 at 20; s05, s06, s07 at 15; s02 16, s03 10, s04 13,
+    # s08 14, s14 10: 148 / 10. The untouched s13's zero is not among them.
+    assert ("The 10 attempted and graded submissions scored 14.8 on average (median 15) out of 20."
+            in " ".join(page.split()))
+    assert "Sandbox: bwrap." in page and 'class="note"' in page
 
 
-def test_plots_are_embedded_pngs_and_nothing_is_fetched(out):
+def test_weaker_isolation_is_shown_as_a_warning(tmp_path):
+    weak = record_of("s01")
+    weak = GradeRecord(weak.entry, GradeOutcome(**{**weak.outcome.__dict__, "isolation": "user"}), "d", "s")
+    page = build_report(write_class(tmp_path / "out", ["s01", "s02"], s01=weak))
+    assert re.search(r'<p id="isolation" class="warning">\s*Sandbox: bwrap, user\.', page)
+
+
+def test_every_student_has_a_row_with_standing_total_mistakes_and_feedback_link(out):
+    page = build_report(out)
+    assert re.findall(r'<tr data-student="([^"]+)"', page) == list(CLASS)
+    assert _row(page, "data-student", "s13").count("not attempted") == 1
+    assert 'data-standing="did not load"' in page
+    s14 = _row(page, "data-student", "s14")
+    assert "<code>SyntaxError: invalid syntax (line 4)</code>" in _cell(s14, "note")
+    assert _cell(s14, "total") == "10 / 20" and 'data-sort="10.0"' in s14
+    s04 = _row(page, "data-student", "s04")
+    assert html.escape(MISTAKES[SHIFT].title).replace("`", "") in re.sub("</?code>", "", _cell(s04, "mistakes"))
+    assert '<a href="s04/feedback.md">feedback</a>' in s04
+    assert "wall-clock limit" in _row(page, "data-student", "s09")
+
+
+def test_plots_are_embedded_pngs_and_the_only_script_is_allowed_by_its_hash(out):
     page = build_report(out)
     sources = dict(re.findall(r'<img class="plot" id="([\w-]+)" src="([^"]+)"', page))
     assert set(sources) == {"score-histogram", "question-chart", "test-chart"}
@@ -171,52 +162,55 @@ def test_plots_are_embedded_pngs_and_nothing_is_fetched(out):
         width, height = _png_size(uri)
         assert width > 200 and height > 100
     assert not re.search(r"https?://", page)
-    assert not re.search(r'<(script|link[^>]+stylesheet|iframe)', page)
+    assert not re.search(r"<(link[^>]+stylesheet|iframe)", page)
+    scripts = re.findall(r"<script>(.*?)</script>", page, re.S)
+    assert len(scripts) == 1
+    digest = base64.b64encode(__import__("hashlib").sha256(scripts[0].encode()).digest()).decode()
+    assert f"script-src 'sha256-{digest}'" in page
 
 
-def test_question_means_count_graded_submissions_only(out):
+def test_question_means_leave_out_ungraded_and_untouched_submissions(out):
     page = build_report(out)
-    # Graded means: q1 (7 x 5 + 2 + 0) / 9 of 5; q2 (7 x 5) / 9 of 5; q3 (5 x 10 + 6 + 0 + 6 + 4) / 9 of 10.
-    expected = {"q1": (37 / 9, 5), "q2": (35 / 9, 5), "q3": (66 / 9, 10)}
+    # Rated: s01-s08, s12, s14. q1 (8 x 5 + 2 + 0) / 10 of 5; q2 (8 x 5) / 10 of 5;
+    # q3 (5 x 10 + 6 + 0 + 6 + 4 + 0) / 10 of 10.
+    expected = {"q1": (42 / 10, 5), "q2": (40 / 10, 5), "q3": (66 / 10, 10)}
     for question, (mean_points, points) in expected.items():
         row = _row(page, "data-question", question)
         assert _cell(row, "percent") == f"{100 * mean_points / points:.0f}%"
-        assert f">{points}<" in row and ">9<" in row
+        assert f">{points}<" in row and _cell(row, "graded") == "10"
 
 
-def test_pass_rates_per_test_leave_out_ungraded_submissions(out):
+def test_pass_rates_per_test_leave_out_ungraded_and_untouched_submissions(out):
     page = build_report(out)
-    expected = {"q1: test_shapes": 8, "q1: test_values": 7, "q2: test_stable": 7,
+    expected = {"q1: test_shapes": 9, "q1: test_values": 8, "q2: test_stable": 8,
                 "q3: test_grad": 6, "q3: test_grad_large": 7}
     for label, passed in expected.items():
         row = _row(page, "data-test", label)
-        assert (_cell(row, "passed"), _cell(row, "attempts")) == (str(passed), "9")
-    labels = re.findall(r'<tr data-test="([^"]+)"', page)
-    assert labels == list(expected), "tests are listed in assignment order"
-    assert "over the 9 graded submissions with a results file" in page
+        assert (_cell(row, "passed"), _cell(row, "attempts")) == (str(passed), "10")
+    assert re.findall(r'<tr data-test="([^"]+)"', page) == list(expected), "tests in assignment order"
+    assert 'id="test-legend"' in page
 
 
-def test_mistakes_ranked_with_counts_and_catalogue_explanations(out):
+def test_mistakes_ranked_with_counts_and_explanations(out):
     page = build_report(out)
     slugs = re.findall(r'<tr data-slug="([^"]+)"', page)
     assert slugs == [GRAD, SHIFT, BIAS, UNKNOWN]
     assert [_cell(_row(page, "data-slug", s), "count") for s in slugs] == ["3", "2", "1", "1"]
     shift = _row(page, "data-slug", SHIFT)
-    assert html.escape(MISTAKES[SHIFT].title) in shift
-    assert html.escape(MISTAKES[SHIFT].explanation) in shift
     assert "<code>next_token_batch</code>" in shift
     assert "<code>q1: test_values</code>" in shift
-    # Backticked names in an explanation become code, the rest stays escaped text.
+    # Backticked names in titles and explanations become code; no raw backtick is left.
     assert "<code>b_head</code>" in _row(page, "data-slug", BIAS)
-    assert "`" not in _cell(_row(page, "data-slug", BIAS), "explanation")
-    # s02 to s07 had a diagnosed mistake; s08 failed a test with none recognized.
-    assert "6 of 12 submissions had at least one mistake" in page
+    for slug in (GRAD, SHIFT, BIAS):
+        row = _row(page, "data-slug", slug)
+        assert "`" not in _cell(row, "explanation") and "`" not in _cell(row, "title")
+    assert "6 of 14 submissions had at least one mistake" in page
 
 
 def test_unknown_mistake_is_shown_by_its_slug(out):
     row = _row(build_report(out), "data-slug", UNKNOWN)
     assert f"<strong>{UNKNOWN}</strong>" in row
-    assert "Not in this grader" in _cell(row, "explanation")
+    assert "No record explains" in _cell(row, "explanation")
 
 
 def test_mistakes_beyond_the_top_are_counted_not_explained(out, monkeypatch):
@@ -224,45 +218,37 @@ def test_mistakes_beyond_the_top_are_counted_not_explained(out, monkeypatch):
     page = build_report(out)
     assert re.findall(r'<tr data-slug="([^"]+)"', page) == [GRAD, SHIFT]
     other = re.search(r'<p id="other-mistakes">(.*?)</p>', page, re.S).group(1)
-    assert " ".join(other.split()) == f"Also diagnosed: {MISTAKES[BIAS].title} (1), {UNKNOWN} (1)."
+    bias_title = str(report_module._inline_code(MISTAKES[BIAS].title))
+    assert " ".join(other.split()) == f"Also diagnosed: {bias_title} (1), {UNKNOWN} (1)."
 
 
-def test_timed_out_rejected_and_failed_submissions_are_listed_with_notes(out):
-    page = build_report(out)
-    listed = re.findall(r'<tr data-student="([^"]+)" data-status="([^"]+)"', page)
-    assert listed == [("s10", "rejected"), ("s09", "timeout"), ("s11", "error")]
-    assert "wall-clock limit of 60 s exceeded" in _row(page, "data-student", "s09")
-    assert "not a notebook, script or export zip" in _row(page, "data-student", "s10")
-    assert "<code>submissions/s11.zip</code>" in _row(page, "data-student", "s11")
-
-
-def test_text_from_the_gradebook_is_escaped(tmp_path):
-    row = gradebook_row("s09")
-    row[1] = "<script>alert(1)</script>"
-    row[-1] = 'timed out & "killed"'
-    write_gradebook(tmp_path, [gradebook_row("s01"), row])
-    page = build_report(tmp_path)
-    assert "<script>" not in page
+def test_text_from_submissions_and_exports_is_escaped(tmp_path):
+    hostile = record_of("s09", name="<script>alert(1)</script>", note='timed out & "killed" <img src=x onerror=alert(2)>')
+    page = build_report(write_class(tmp_path / "out", ["s01", "s09"], s09=hostile))
+    assert "<script>alert" not in page and "<img src=x" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    assert "timed out &amp; &#34;killed&#34;" in page
+    assert "timed out &amp; &#34;killed&#34; &lt;img" in page
 
 
-def test_missing_and_unreadable_results_are_reported_not_fatal(out):
-    (out / "s01" / "results.json").unlink()
-    (out / "s12" / "results.json").write_text("{not json", encoding="utf-8")
+def test_unreadable_records_are_listed_not_fatal(out):
+    (out / "s12" / "outcome.json").write_text("{not json", encoding="utf-8")
     page = build_report(out)
-    problems = page[page.index('id="data-problems"'):]
-    assert "s01: graded, but has no <code>results.json</code>" in problems
-    assert "s12: <code>s12/results.json</code> could not be read" in problems
-    assert _cell(_row(page, "data-test", "q1: test_shapes"), "attempts") == "7"
+    assert 'data-folder="s12"' in page[page.index('id="data-problems"'):]
+    assert 'data-student="s12"' not in page
+    assert _cell(_row(page, "data-test", "q1: test_shapes"), "attempts") == "9"
 
 
-def test_a_class_with_no_results_files_still_gets_a_page(out):
-    for student in CLASS:
-        (out / student / "results.json").unlink(missing_ok=True)
-    page = build_report(out)
+def test_a_class_with_no_readable_record_still_gets_a_page(tmp_path):
+    (tmp_path / "s01").mkdir()
+    (tmp_path / "s01" / "outcome.json").write_text("[]", encoding="utf-8")
+    page = build_report(tmp_path)
+    assert "No grading record could be read." in page and 'data-folder="s01"' in page
+
+
+def test_a_class_where_nobody_attempted_has_no_rates(tmp_path):
+    page = build_report(write_class(tmp_path / "out", ["s13", "s10"]))
+    assert "No attempted submission was graded." in page
     assert 'id="no-tests"' in page and 'id="question-chart"' not in page
-    assert ">unknown<" in _row(page, "data-question", "q1")
     assert 'id="score-histogram"' in page
 
 
@@ -273,43 +259,9 @@ def test_same_folder_same_page(out):
 # --------------------------------------------------------------------------- errors
 
 
-def _gradebook_text(out: Path, text: str | bytes) -> None:
-    path = out / "gradebook.csv"
-    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
-
-
-HEADER = "student,name,email,total,possible,q1,status,mistakes,submission,note\n"
-BROKEN_GRADEBOOKS = {
-    "empty": ("", "is empty"),
-    "blank lines only": ("\n\n", "is empty"),
-    "header only": (HEADER, "has a header but no students"),
-    "other header": ("id,score\n1,2\n", "does not look like a gradebook"),
-    "short row": (HEADER + "s1,A,a@x,1,2,graded,,s1.zip\n", "line 2: expected 10 cells"),
-    "bad number": (HEADER + "s1,A,a@x,1,2,1,graded,,,\ns2,B,b@x,lots,2,1,graded,,,\n",
-                   "line 3: column 'total' should be a plain decimal number, found 'lots'"),
-    "not a number": (HEADER + "s1,A,a@x,nan,2,1,graded,,,\n", "column 'total'"),
-    "unknown status": (HEADER + "s1,A,a@x,1,2,1,finished,,,\n", "status 'finished' is not one of"),
-    "twice": (HEADER + "s1,A,a@x,1,2,1,graded,,,\ns1,A,a@x,1,2,1,graded,,,\n", "'s1' appears twice"),
-    "no student id": (HEADER + ",A,a@x,1,2,1,graded,,,\n", "the student column is empty"),
-    "field too long": (HEADER + "s1,A,a@x,1,2,1,graded,," + "x" * 200_000 + ",\n", "line 2: not valid CSV"),
-    "blank line before a bad header": ("\nid,score\n", "does not look like a gradebook"),
-    "not utf-8": (HEADER.encode() + b"s1,\xff\xfe,a@x,1,2,1,graded,,,\n", "is not UTF-8"),
-}
-
-
-@pytest.mark.parametrize("case", BROKEN_GRADEBOOKS)
-def test_corrupt_gradebook_names_the_file_and_the_fix(tmp_path, case):
-    text, expected = BROKEN_GRADEBOOKS[case]
-    _gradebook_text(tmp_path, text)
-    with pytest.raises(ReportError) as info:
-        build_report(tmp_path)
-    message = str(info.value)
-    assert expected in message
-    assert str(tmp_path / "gradebook.csv") in message and "grader grade" in message
-
-
-def test_missing_gradebook_says_where_it_looked_and_what_to_run(tmp_path):
-    with pytest.raises(ReportError, match=r"no gradebook at .*gradebook\.csv.*grader grade"):
+def test_a_folder_without_records_says_where_it_looked_and_what_to_run(tmp_path):
+    (tmp_path / "gradebook.csv").write_text("student,total\n", encoding="utf-8")
+    with pytest.raises(ReportError, match=r"no grading records in .*outcome\.json.*grader grade"):
         build_report(tmp_path)
     with pytest.raises(ReportError, match="is not a folder"):
         build_report(tmp_path / "nowhere")
@@ -343,10 +295,10 @@ def test_cli_writes_the_report_where_asked(out, tmp_path):
     assert "Class report: lm-head" in dest.read_text(encoding="utf-8")
 
 
-def test_cli_turns_a_missing_gradebook_into_a_one_line_error(tmp_path):
+def test_cli_turns_a_folder_without_records_into_a_one_line_error(tmp_path):
     result = CliRunner().invoke(report_command, [str(tmp_path)])
     assert result.exit_code == 1
-    assert result.output.startswith("Error: no gradebook at")
+    assert result.output.startswith("Error: no grading records in")
     assert "Traceback" not in result.output
 
 
@@ -368,16 +320,22 @@ def _require_chromium() -> None:
         pytest.skip(message)
 
 
-def test_report_renders_in_headless_chromium(out):
+def test_report_reads_at_1280_pixels_in_headless_chromium(out, tmp_path):
+    """The desk at a laptop's width: no sideways scrolling, every table and chart there, sorting works.
+
+    The screenshot is kept in ``$ARTIFACTS_DIR`` (or the test's temporary folder) for a person to look at.
+    """
     _require_chromium()
     from playwright.sync_api import sync_playwright
 
     page_path = write_report(out)
+    shots = Path(os.environ.get("ARTIFACTS_DIR") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page()
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.on("console", lambda msg: errors.append(f"console {msg.type}: {msg.text}")
                     if msg.type in ("error", "warning") else None)
             page.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
@@ -385,10 +343,17 @@ def test_report_renders_in_headless_chromium(out):
             page.goto(page_path.as_uri(), wait_until="load")
             images = page.evaluate(
                 "Array.from(document.images).map(i => [i.id, i.complete, i.naturalWidth, i.naturalHeight])")
+            overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            wide = page.evaluate("""Array.from(document.querySelectorAll('table')).filter(
+                t => t.getBoundingClientRect().right > document.documentElement.clientWidth).map(t => t.id)""")
             visible = {selector: page.locator(selector).is_visible()
-                       for selector in ("#score-histogram", "#question-chart", "#test-chart", "#question-table",
-                                        "#test-table", "#mistake-table", "#problem-table")}
-            histogram_box = page.locator("#score-histogram").bounding_box()
+                       for selector in ("#student-table", "#score-histogram", "#question-chart", "#test-chart",
+                                        "#test-legend", "#question-table", "#test-table", "#mistake-table")}
+            explanation_width = page.locator("#mistake-table td.explanation").first.bounding_box()["width"]
+            page.screenshot(path=str(shots / "report-1280.png"), full_page=True)
+            page.locator("#student-table thead th button").nth(2).click()     # total, ascending
+            totals = page.evaluate("Array.from(document.querySelectorAll('#student-table td.total'))"
+                                   ".map(c => parseFloat(c.dataset.sort))")
         finally:
             browser.close()
 
@@ -396,5 +361,8 @@ def test_report_renders_in_headless_chromium(out):
     assert [image[0] for image in images] == ["score-histogram", "question-chart", "test-chart"]
     for image_id, complete, width, height in images:
         assert complete and width > 0 and height > 0, f"{image_id} did not decode"
+    assert overflow <= 0 and wide == [], (overflow, wide)
     assert all(visible.values()), visible
-    assert histogram_box["width"] > 300 and histogram_box["height"] > 100
+    assert explanation_width > 250, "the explanation column is squeezed"
+    assert totals == sorted(totals) and len(totals) == len(CLASS)
+    assert (shots / "report-1280.png").stat().st_size > 10_000

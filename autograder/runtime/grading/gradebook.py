@@ -35,9 +35,8 @@ def gradebook_row(record: GradeRecord, questions: tuple[str, ...]) -> dict[str, 
     """One student's row of ``gradebook.csv``."""
     outcome, entry = record.outcome, record.entry
     scores = outcome.question_scores()
-    notes = [n for n in (entry.note,) if n]
-    if outcome.status != "graded":
-        notes.append(outcome.notes[0] if outcome.notes else outcome.status)
+    # Every note, graded or not: a cell that raised costs points and must show here too.
+    notes = [n for n in (entry.note, *outcome.notes) if n] or ([outcome.status] if outcome.status != "graded" else [])
     text = {"student": entry.student, "name": entry.name, "email": entry.email, "status": outcome.status,
             "flags": ";".join(outcome.flags), "mistakes": ";".join(outcome.mistakes),
             "submission": str(entry.path), "note": " | ".join(notes)[:500], "isolation": outcome.isolation}
