@@ -284,3 +284,14 @@ def test_a_build_that_fails_verification_leaves_the_output_untouched(tmp_path, m
         build(["lm-head"], out, None, verify=True)
     assert sorted(p.name for p in out.iterdir()) == ["lm-head"]
     assert [p.name for p in (out / "lm-head").iterdir()] == ["keep.txt"]
+
+
+def test_every_source_folder_is_a_regular_package():
+    """``pip install .`` installs only folders with an ``__init__.py`` (setuptools' find_packages);
+    an editable install would hide a missing one, so it is checked here."""
+    root = Path(__file__).resolve().parents[1]
+    missing = [str(folder.relative_to(root)) for top in ("autograder", "question_bank", "solutions")
+               for folder in [root / top, *(root / top).rglob("*")]
+               if folder.is_dir() and folder.name != "__pycache__" and any(folder.glob("*.py"))
+               and not (folder / "__init__.py").is_file()]
+    assert missing == [], f"add an __init__.py to {missing}"
