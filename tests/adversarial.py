@@ -706,7 +706,7 @@ def shadowed_support(stub, ctx):
     extra = {
         "lmhead_support/autograder/__init__.py": _planted(ctx, "support-package"),
         "lmhead_support/autograder/runtime/otter_adapter.py": adapter,
-        "lmhead_support/hidden_config.json": json.dumps({"assignment": ASSIGNMENT, "hidden_seed": 1,
+        "lmhead_support/hidden_config.json": json.dumps({"assignment": ASSIGNMENT, "secret": "0" * 64,
                                                          "questions": [], "items": {}, "sizes": {}}),
         "lmhead_support/pytest.py": _planted(ctx, "support-pytest"),
         "lmhead_support/numpy.py": _planted(ctx, "support-numpy"),

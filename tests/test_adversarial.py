@@ -289,7 +289,7 @@ def _hidden_lines(zip_path: Path, public: str) -> list[str]:
                     if len(line) >= 30 and not line.startswith(("#", '"""')) and line not in public:
                         lines.add(line)
         config = json.loads(zf.read("files/lmhead_support/hidden_config.json"))
-    return sorted(lines) + [f"hidden_seed\": {config['hidden_seed']}", str(config["hidden_seed"])]
+    return sorted(lines) + [config["secret"]]
 
 
 @pytest.fixture(scope="module")

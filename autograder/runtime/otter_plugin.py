@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import traceback
 from pathlib import Path
 from typing import Any
@@ -23,10 +24,13 @@ import nbformat
 
 from autograder.runtime.grading.extract import Program, extract_program
 from autograder.runtime.grading.feedback import results_json
-from autograder.runtime.grading.intake import Rejected, Submission, parse_notebook
+from autograder.runtime.grading.intake import EXPORT_FILES, Rejected, Submission, parse_notebook
 from autograder.runtime.grading.outcome import GradeOutcome
-from autograder.runtime.grading.runner import grade_program, rejected_outcome
+from autograder.runtime.grading.runner import grade_program, refused_outcome, rejected_outcome
 from autograder.runtime.grading.support import SUPPORT_DIR, load_support_dir
+from autograder.runtime.sandbox.errors import SandboxUnavailable
+from autograder.runtime.sandbox.policy import clear
+from autograder.runtime.text import code
 
 try:
     from otter.plugins import AbstractOtterPlugin
@@ -35,6 +39,32 @@ except ImportError:  # pragma: no cover - otter is a dependency of the package
 
 #: What otter itself puts in the submission folder and may stay there.
 _OTTER_OWNED = {"tests", SUPPORT_DIR, "__init__.py"}
+#: Set to 1 in the environment of ``otter run`` to grade at a weaker level than the
+#: sandbox policy accepts, for code the instructor trusts (the build sets it to
+#: verify its own solution and starter notebooks).
+TRUSTED_ENV = "LMHEAD_TRUSTED_CODE"
+#: The kernel otter starts for the empty notebook it is handed: always the plain
+#: Python 3 kernel, whatever the submission's metadata asked for.
+_KERNEL_METADATA = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+                    "language_info": {"name": "python"}}
+
+
+def student_id(metadata: dict | None, argv: list[str] | None = None) -> str:
+    """Whose submission this is: on Gradescope the student's SID, else e-mail, else the
+    submission id; under ``otter run`` (no metadata) the submitted file's name."""
+    metadata = metadata or {}
+    users = metadata.get("users") if isinstance(metadata.get("users"), list) else []
+    for key in ("sid", "email"):
+        for user in users:
+            if isinstance(user, dict) and str(user.get(key) or "").strip():
+                return str(user[key]).strip()
+    if str(metadata.get("id") or "").strip():
+        return str(metadata["id"]).strip()
+    # otter run grades in this process: its command line names the submission after the options.
+    args = list(sys.argv[1:] if argv is None else argv)
+    files = [a for i, a in enumerate(args) if Path(a).suffix in (".zip", ".ipynb", ".py")
+             and (i == 0 or args[i - 1] not in ("-a", "--autograder"))]
+    return Path(files[-1]).stem if files else "submission"
 
 
 class TrustedGrading(AbstractOtterPlugin):
@@ -106,25 +136,35 @@ class TrustedGrading(AbstractOtterPlugin):
 
     def before_execution(self, submission: Any) -> Any:
         support = self._support()
-        student = str((self.submission_metadata or {}).get("id", Path(self.submission_path).stem))
+        student = student_id(self.submission_metadata)
+        name = Path(self.submission_path).name
+        ag_dir = support.parent.parent.parent
         try:
-            os.chmod(support.parent.parent.parent, 0o700)   # keep a fallback sandbox user out
+            os.chmod(ag_dir, 0o700)   # keep a fallback sandbox user out
             ag = load_support_dir(support)
             try:
+                clearance = clear("auto", [ag_dir], trusted=os.environ.get(TRUSTED_ENV) == "1",
+                                  flag=f"{TRUSTED_ENV}=1 in otter's environment")
                 program = extract_program(self._submission(submission))
-                if self.removed:
-                    shown = ", ".join(self.removed[:10]) + (" ..." if len(self.removed) > 10 else "")
+                removed = [n for n in self.removed if n.rstrip("/") not in EXPORT_FILES]
+                if removed:
+                    shown = ", ".join(code(n) for n in removed[:10]) + (" ..." if len(removed) > 10 else "")
                     program = Program(program.cells, program.notes + (
                         f"Other files in the submission were removed before grading: {shown}",))
-                self.outcome = grade_program(program, ag, student, submission=Path(self.submission_path).name)
+                self.outcome = grade_program(program, ag, student, clearance, submission=name)
+            except SandboxUnavailable as exc:
+                self.outcome = refused_outcome(ag, student, str(exc), name)
             except Rejected as exc:
-                self.outcome = rejected_outcome(ag, student, str(exc), Path(self.submission_path).name)
+                self.outcome = rejected_outcome(ag, student, str(exc), name)
         except Exception:   # never let otter fall back to running the student's code
             self.error = traceback.format_exc()
         self._clear_submission_folder()
         self._restore_otter_files()
         empty = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("pass")])
-        empty.metadata = dict(getattr(submission, "metadata", {}) or {})
+        # otter starts the kernel the metadata names: never one the submission chose.
+        original = dict(getattr(submission, "metadata", {}) or {})
+        empty.metadata = {**_KERNEL_METADATA, **({"otter": original["otter"]}
+                                                 if isinstance(original.get("otter"), dict) else {})}
         if isinstance(submission, str):
             return "pass\n"
         return empty

@@ -108,6 +108,13 @@ def rejected_outcome(ag: LoadedAutograder, student: str, reason: str, submission
                         (reason,), "", 0.0, submission)
 
 
+def refused_outcome(ag: LoadedAutograder, student: str, reason: str, submission: str) -> GradeOutcome:
+    """A zero-score outcome for a submission not run because the sandbox policy refused this machine."""
+    items = _not_run(ag, "Not graded: the grader could not isolate student code here.")
+    return GradeOutcome(student, ag.assignment, "error", "none (refused)", items, ag.possible,
+                        (f"Grading refused: {reason}",), "", 0.0, submission)
+
+
 def grade_submission(path: str | Path, ag: LoadedAutograder, student: str, clearance: Clearance, *,
                      limits: Limits = Limits(), intake_limits: IntakeLimits = IntakeLimits(),
                      warm: Any = None) -> GradeOutcome:
