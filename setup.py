@@ -38,7 +38,7 @@ setup(
         "latex2mathml>=3.81,<4",
     ],
     extras_require={
-        "test": ["pytest-timeout>=2.2,<3", "playwright>=1.40,<2"],
+        "test": ["pytest-timeout>=2.2,<3", "playwright>=1.40,<2", "markdown-it-py>=3,<5"],
     },
     entry_points={"console_scripts": ["grader=autograder.cli:main"]},
 )

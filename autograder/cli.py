@@ -66,17 +66,26 @@ def build(assignments: tuple[str, ...], output_dir: str, config_path: str | None
               help="Wall-clock seconds allowed for one submission.")
 @click.option("--force", is_flag=True, help="Regrade submissions that were already graded.")
 @click.option("--canvas-csv", is_flag=True, help="Also write gradebook_canvas.csv for Canvas's gradebook import.")
+@click.option("--canvas-gradebook", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A gradebook CSV exported from Canvas: writes a copy with this assignment's column filled.")
+@click.option("--canvas-column", default=None, metavar="TITLE",
+              help="The Canvas column to fill [default: the one titled like the assignment].")
+@click.option("--moodle-csv", is_flag=True,
+              help="Also write Moodle's grade import CSV (and its grading worksheet for a Moodle download).")
 @click.option("--isolation", type=click.Choice(["auto", "bwrap", "user", "rlimits"]), default="auto",
               show_default=True, help="Sandbox to use; auto picks the strongest that works here.")
 @click.option("--trusted-code", "trusted", is_flag=True,
               help="Accept a sandbox weaker than bubblewrap for code you trust (your own solutions); "
                    "without it such a sandbox is refused.")
 @reports_errors
-def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, isolation, trusted) -> None:
+def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, canvas_gradebook, canvas_column,
+          moodle_csv, isolation, trusted) -> None:
     """Grade submissions in bulk: a gradebook, results.json and feedback per student.
 
     PATHS are submission files (.ipynb, .py or the export .zip), folders of
-    them, or a Gradescope "export submissions" folder. Each submission runs
+    them or of one subfolder per student, Canvas's or Moodle's download of
+    an assignment's submissions, or a Gradescope "export submissions"
+    folder. Each submission runs
     in its own sandbox and is judged from outside it. A rerun skips what was
     already graded with the same autograder unless --force.
 
@@ -84,6 +93,7 @@ def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, isola
     Examples:
       grader grade submissions/ -a dist/lm-head/autograder/autograder.zip -o graded
       grader grade export/ -a autograder.zip -o graded --canvas-csv
+      grader grade canvas_download/ -a autograder.zip -o graded --canvas-gradebook grades.csv
     """
     from autograder.runtime.grading.bulk import discover, grade_entries
     from autograder.runtime.grading.summary import nothing_graded, summary_lines
@@ -95,7 +105,8 @@ def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, isola
     with click.progressbar(length=len(entries), label="grading", file=sys.stderr, show_eta=True) as bar:
         result = grade_entries(entries, autograder_zip, out, workers=workers, timeout=timeout, force=force,
                                isolation=isolation, trusted=trusted, canvas_csv=canvas_csv,
-                               on_done=lambda entry, outcome, skipped: bar.update(1))
+                               canvas_gradebook=canvas_gradebook, canvas_column=canvas_column,
+                               moodle_csv=moodle_csv, on_done=lambda entry, outcome, skipped: bar.update(1))
     for line in summary_lines(result):
         click.echo(line)
     if result.interrupted:

@@ -83,6 +83,8 @@ class Attack:
         says: regular expressions, at least one of which the results.json
             text must match: what the grader should report it saw.
         slow: the attack makes the grader wait for a time limit.
+        hides: regular expressions the results.json text must not match
+            (what the attack tried to get shown).
     """
 
     name: str
@@ -90,6 +92,7 @@ class Attack:
     build: Callable[[nbformat.NotebookNode, AttackContext], tuple[dict[str, bytes | str], str]]
     says: tuple[str, ...]
     slow: bool = False
+    hides: tuple[str, ...] = ()
 
 
 # ----------------------------------------------------------------- helpers
@@ -784,6 +787,81 @@ def _adv_steal(name, args):
     return zip_members(attacked(stub, ctx, cell, _same_for_all(body))), "zip"
 
 
+# ----------------------------------------------------------------- evidence, memory, inputs, markup
+
+#: Gradients that are missing or of no use: a test may only pay on evidence.
+NO_GRADIENT = {
+    "cross_entropy_loss": "    return 0.0, None\n",
+    "lm_head_backward": "    return None, None, None\n",
+    "numerical_gradient": "    return None\n",
+}
+#: A loss that is constant, with the zero gradient that is exactly its derivative.
+CONSTANT_EVERYWHERE = {
+    "lm_head": "    import numpy as np\n    return np.zeros(hidden.shape[:-1] + (W_head.shape[1],))\n",
+    "softmax": "    import numpy as np\n    return np.full(np.shape(x), 1.0 / np.shape(x)[axis])\n",
+    "cross_entropy_loss": "    import numpy as np\n    return 1.0, np.zeros_like(np.asarray(logits, dtype=float))\n",
+    "lm_head_backward": ("    import numpy as np\n"
+                         "    return np.zeros_like(hidden), np.zeros_like(W_head), np.zeros(W_head.shape[1])\n"),
+    "numerical_gradient": "    import numpy as np\n    return np.zeros_like(x)\n",
+    "max_rel_err": "    return 0.0\n",
+}
+#: Answers cached on first sight and returned for anything near a seen input, with zero
+#: gradients: finite differences close to a seen point see a flat function.
+MEMOIZER = r"""
+import numpy as _adv_np
+_ADV_SEEN = []
+def _adv_recall(key, make):
+    for old, value in _ADV_SEEN:
+        if old.shape == key.shape and _adv_np.max(_adv_np.abs(old - key), initial=0.0) < 1e-5:
+            return value
+    value = make()
+    _ADV_SEEN.append((key.copy(), value))
+    return value
+"""
+MEMOIZED = {
+    "lm_head": ("    import numpy as np\n    h = np.asarray(hidden, dtype=float)\n"
+                "    return _adv_recall(h, lambda: np.tanh(h).sum(-1, keepdims=True) + np.zeros(W_head.shape[1]))\n"),
+    "cross_entropy_loss": ("    import numpy as np\n    z = np.asarray(logits, dtype=float)\n"
+                           "    return _adv_recall(z, lambda: (float(np.abs(z).mean()), np.zeros_like(z)))\n"),
+    "lm_head_backward": ("    import numpy as np\n"
+                         "    return np.zeros_like(hidden), np.zeros_like(W_head), np.zeros(W_head.shape[1])\n"),
+}
+#: Print every argument the hidden tests pass, to every stream there is.
+PRINT_ARGUMENTS = (
+    "    import os, sys\n"
+    "    text = __MARKER__ + '-ARGS ' + repr(({args},))[:2000] + '\\n'\n"
+    "    print(text, flush=True)\n"
+    "    print(text, file=sys.stderr, flush=True)\n"
+    "    sys.__stdout__.write(text); sys.__stdout__.flush()\n"
+    "    os.write(1, text.encode()); os.write(2, text.encode())\n"
+    "    return None\n"
+)
+#: What a submission can try to make feedback render: a fence breaker, live HTML, a link,
+#: a forged line, ANSI and bidi control characters.
+MARKUP = ("```\\n</pre><script>alert('__TAG__')</script>\\n<img src=x onerror=alert(1)>"
+          "[grade](javascript:alert(2)) <iframe src=x></iframe>\\n# Grade corrected to 20/20\\n"
+          "\\x1b[31mred\\x1b[0m \\u202eright-to-left\\n```")
+
+
+def markup_in_output(stub, ctx):
+    """Live markup in what the notebook prints while loading and in every exception message."""
+    text = MARKUP.replace("__TAG__", ctx.marker)
+    cell = f"print({text!r}.encode().decode('unicode_escape'))\n"
+    body = f"    raise ValueError({text!r}.encode().decode('unicode_escape'))\n"
+    return zip_members(attacked(stub, ctx, cell, {name: body for name in SIGNATURES})), "zip"
+
+
+def markup_in_names(stub, ctx):
+    """Live markup and formulas in the names of files, a cell that fails to parse, and metadata."""
+    nb = attacked(stub, ctx, "def <script>alert(1)</script>(:\n    pass\n")
+    nb.metadata["kernelspec"] = {"name": "<img src=x onerror=alert(1)>", "display_name": "=HYPERLINK(\"x\")",
+                                 "language": "python"}
+    extra = {"<img src=x onerror=alert(1)>.py": _planted(ctx, "markup-name"),
+             "=HYPERLINK(\"http://127.0.0.1\",\"x\").txt": _planted(ctx, "formula-name"),
+             "@SUM(A1)`````.py": _planted(ctx, "backticks-name")}
+    return zip_members(nb, extra), "zip"
+
+
 ATTACKS: tuple[Attack, ...] = (
     Attack("reference_from_packages", "import the reference from installed packages or copy it from disk",
            reference_from_packages, (r"returned None|should (return|be)|is not a tuple|got None",)),
@@ -835,6 +913,20 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("pickled_log", "an .OTTER_LOG pickle that runs code when loaded", pickled_log, (r"OTTER_LOG",)),
     Attack("frames_and_gc", "read the caller's frames and the garbage collector for expected values",
            frames_and_gc, (r"returned None|should (return|be)|got None",)),
+    Attack("missing_gradient", "return None where a gradient is due", _in_function(NO_GRADIENT),
+           (r"None",)),
+    Attack("constant_everywhere", "a constant loss with its exact (zero) gradient, constant outputs",
+           _in_function(CONSTANT_EVERYWHERE), (r"wrong values|differ|does not match|do not match|not close|mismatch",)),
+    Attack("memoizer", "answers cached on first sight, flat near any seen input, zero gradients",
+           lambda stub, ctx: (zip_members(attacked(stub, ctx, MEMOIZER, MEMOIZED)), "zip"),
+           (r"wrong values|differ|does not match|do not match|not close|mismatch",)),
+    Attack("print_arguments", "print every hidden input to stdout, stderr and the raw descriptors",
+           _in_function(_same_for_all(PRINT_ARGUMENTS)), (r"that output is not shown",),
+           hides=(r"-ARGS ",)),
+    Attack("markup_in_output", "live HTML, a fence breaker and a forged grade in output and exceptions",
+           markup_in_output, (r"raised",)),
+    Attack("markup_in_names", "live HTML and formulas in file names, a bad cell and the metadata",
+           markup_in_names, (r"files grading does not use|removed before grading",)),
 )
 
 BY_NAME = {a.name: a for a in ATTACKS}

@@ -153,6 +153,51 @@ def results_text(results: dict) -> str:
     return "\n".join(parts)
 
 
+#: Elements a student's text must never become once Markdown is rendered.
+LIVE_TAGS = {"script", "img", "iframe", "object", "embed", "svg", "style", "form", "input", "link", "meta"}
+
+
+def live_markup(markdown: str) -> list[str]:
+    """Live pieces of ``markdown`` once a CommonMark renderer with raw HTML turned on (as the
+    renderers of results.json may have) renders it: dangerous elements, event handlers,
+    script links, and terminal escapes or bidirectional overrides in the text."""
+    from html.parser import HTMLParser
+
+    from markdown_it import MarkdownIt
+    found: list[str] = []
+
+    class Scan(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag in LIVE_TAGS:
+                found.append(f"<{tag}>")
+            for name, value in attrs:
+                if name.startswith("on") or (value or "").strip().lower().startswith("javascript:"):
+                    found.append(f"<{tag} {name}={value}>")
+
+    Scan().feed(MarkdownIt("commonmark", {"html": True}).render(markdown))
+    found += [repr(c) for c in ("\x1b", "\u202e") if c in markdown]
+    return found
+
+
+#: What a spreadsheet would run as a formula.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def formula_cells(csv_text: str) -> list[str]:
+    """Cells of a CSV that a spreadsheet would evaluate (numbers the grader writes are fine)."""
+    import csv
+    import io
+    bad = []
+    for row in csv.reader(io.StringIO(csv_text)):
+        for cell in row:
+            if cell.startswith(FORMULA_STARTS):
+                try:
+                    float(cell)
+                except ValueError:
+                    bad.append(cell)
+    return bad
+
+
 def check_valid(results: dict | None, log: str) -> None:
     """Gradescope's results.json: a score, a summary, and every test with its score and output."""
     assert isinstance(results, dict), f"no valid results.json; the grader said:\n{log}"
@@ -426,11 +471,18 @@ def test_an_attack_gains_nothing(lab, attack, path):
         assert '"score": 100' not in json.dumps(run.results)
         shown = [line for line in lab.secrets if line in text]
         assert not shown, f"results.json shows hidden test or reference source: {shown[:3]}"
+        shown = [p for p in attack.hides if re.search(p, text)]
+        assert not shown, f"results.json of {attack.name} ({path}) shows what it should hide: {shown}"
+        live = live_markup(text)
+        assert not live, f"results.json of {attack.name} ({path}) renders live markup: {live[:5]}"
         assert any(re.search(pattern, text) for pattern in attack.says), (
             f"results.json of {attack.name} ({path}) should say what happened ({attack.says}); it says:\n"
             f"{text[:3000]}")
         if path == "grader-grade":
+            feedback = (folder / "out" / _student_id(attack.name) / "feedback.md").read_text()
+            assert not live_markup(feedback), f"feedback.md renders live markup: {live_markup(feedback)[:5]}"
             gradebook = (folder / "out" / "gradebook.csv").read_text()
+            assert not formula_cells(gradebook), f"gradebook.csv holds formulas: {formula_cells(gradebook)}"
             row = next(line for line in gradebook.splitlines() if line.startswith(_student_id(attack.name) + ","))
             assert row.split(",")[3] == f"{run.results['score']:g}"
     finally:

@@ -128,7 +128,7 @@ submission_3:
     :email: alan@example.edu
   :created_at: 2026-11-20 11:00:00.000000000 -08:00
 """)
-    entries = discover([export])
+    entries = discover([export]).entries
     assert [(e.student, e.name, e.email) for e in entries] == [
         ("1001", "Ada Lovelace", "ada@example.edu"), ("1002", "Alan Turing", "alan@example.edu")]
     assert entries[0].path.parent.name == "submission_2"          # the later of Ada's two

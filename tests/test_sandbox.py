@@ -179,18 +179,17 @@ def test_channel_refuses_pickles_and_forged_arrays():
 
 
 def test_named_functions_cross_only_into_the_worker():
-    targets = np.array([[0, 2]])
-    named = Named("cross_entropy", targets=targets)
+    weights = np.array([[0.5, -2.0, 1.5]])
+    named = Named("weighted_softplus", weights=weights)
     assert isinstance(roundtrip(named, allow_named=True), Named)
     with pytest.raises(ChannelError, match="named function"):
         roundtrip(named, allow_named=False)
     with pytest.raises(ChannelError, match="unknown named"):
         Named("os.system")
     with pytest.raises(ChannelError, match="takes parameters"):
-        Named("cross_entropy")
-    logits = np.array([[[1.0, 2.0, 3.0], [0.5, 0.5, -1.0]]])
-    want = -np.mean(np.log(np.exp(logits) / np.exp(logits).sum(-1, keepdims=True))[0, [0, 1], [0, 2]])
-    assert named.function()(logits) == pytest.approx(want)
+        Named("weighted_softplus")
+    x3 = np.array([[1.0, -3.0, 0.25]])
+    assert named.function()(x3) == pytest.approx(np.sum(weights * np.log1p(np.exp(x3))))
     x = np.array([0.5, -1.0])
     assert Named("cubic").function()(x) == pytest.approx(np.sum(x ** 3) + np.sum(np.sin(x)))
     assert Named("square").function()(x) == pytest.approx(1.25)
@@ -721,3 +720,19 @@ def test_printing_200_mb_is_truncated_in_bounded_time_and_memory(level):
     assert len(output) < FAST.stdout_bytes + 500 and "output truncated" in output
     growth_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before
     assert growth_kib < 64 * 1024
+
+
+def test_nothing_importable_in_the_worker_computes_a_graded_answer():
+    """The worker-side functions a student's code can import compute no graded function:
+    none of them agrees with the reference loss on logits and targets."""
+    import solutions
+    rng = np.random.default_rng(3)
+    logits, targets = rng.standard_normal((2, 3, 5)), rng.integers(0, 5, size=(2, 3))
+    loss = solutions.cross_entropy_loss(logits, targets)[0]
+    for name, (fn, params) in channel.NAMED_FUNCTIONS.items():
+        for args in ({p: targets for p in params}, {p: np.ones_like(logits) for p in params}):
+            try:
+                value = fn(logits, **args)
+            except Exception:
+                continue
+            assert not np.isclose(value, loss), f"{name} computes the mean cross-entropy"

@@ -24,6 +24,7 @@ from autograder.build.master import hidden_config, render_master
 from autograder.build.otter_steps import otter_assign, otter_run, score_of
 from autograder.build.wheel import build_runtime_wheel
 from autograder.build.zips import write_zip
+from autograder.resources import templates_dir
 from autograder.runtime.errors import BuildError
 from autograder.runtime.grading.support import SUPPORT_DIR
 
@@ -62,10 +63,16 @@ def _normalize_notebook(path: Path) -> None:
     nbformat.write(nb, path)
 
 
+#: Gradescope's entry point in the zip, replaced by ours: it lets the grader read the
+#: submitted notebook before otter parses it (see ``otter_plugin.prepare_submission``).
+RUN_OTTER = "run_otter.py"
+
+
 def _normalize_zip(source: Path, dest: Path) -> None:
-    """Rewrite a zip with sorted members and fixed timestamps."""
+    """Rewrite a zip with sorted members and fixed timestamps, and our ``run_otter.py``."""
+    ours = (templates_dir() / "gradescope" / RUN_OTTER).read_bytes()
     with zipfile.ZipFile(source) as zin:
-        write_zip(dest, ((name, zin.read(name), zin.getinfo(name).external_attr)
+        write_zip(dest, ((name, ours if name == RUN_OTTER else zin.read(name), zin.getinfo(name).external_attr)
                          for name in sorted(zin.namelist())
                          if not name.endswith("/") and "__pycache__" not in name))
 

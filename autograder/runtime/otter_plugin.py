@@ -73,6 +73,10 @@ class TrustedGrading(AbstractOtterPlugin):
     outcome: GradeOutcome | None = None
     error: str = ""
     removed: tuple[str, ...] = ()
+    #: The submitted notebook as read by the grader's own parser before otter saw it,
+    #: or why it could not be read.
+    parsed: Any = None
+    unreadable: str = ""
 
     def _support(self) -> Path:
         # otter's layout: <ag_dir>/source (the zip), <ag_dir>/submission (cwd), <ag_dir>/results
@@ -81,11 +85,35 @@ class TrustedGrading(AbstractOtterPlugin):
 
     def _submission(self, nb: Any) -> Submission:
         path = Path(self.submission_path)
+        if self.unreadable:
+            raise Rejected(self.unreadable)
+        if self.parsed is not None:
+            return Submission(path.name, "ipynb", self.parsed, None)
         if path.suffix == ".py":
             return Submission(path.name, "py", None, path.read_text(encoding="utf-8", errors="replace"))
         if isinstance(nb, nbformat.NotebookNode):
             return Submission(path.name, "ipynb", nb, None)
         return Submission(path.name, "ipynb", parse_notebook(path.read_bytes(), path.name), None)
+
+    def _take_notebook(self) -> None:
+        """Read the notebook with the grader's parser, then leave otter a harmless one in its place.
+
+        otter parses the notebook and starts the kernel its metadata names before
+        ``before_execution``: a nesting bomb, a kernelspec that is a string or names
+        a missing kernel would crash it with no results.json at all.
+        """
+        path = Path(self.submission_path)
+        if path.suffix != ".ipynb":
+            return
+        try:
+            self.parsed = parse_notebook(path.read_bytes(), path.name)
+            otter_meta = self.parsed.metadata.get("otter")
+            self.unreadable = _unreadable_mark(self.parsed)
+        except Rejected as exc:
+            self.unreadable, otter_meta = str(exc), None
+        placeholder = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("pass")])
+        placeholder.metadata = _otter_safe_metadata(otter_meta)
+        path.write_text(nbformat.writes(placeholder), encoding="utf-8")
 
     def _clear_submission_folder(self, keep: str | None = None) -> list[str]:
         """Delete what the submission brought (conftest.py, numpy.py, .pth, .OTTER_LOG, ...) from
@@ -131,6 +159,7 @@ class TrustedGrading(AbstractOtterPlugin):
         try:
             self.removed = tuple(self._clear_submission_folder(keep=Path(self.submission_path).name)
                                  + self._restore_otter_files())
+            self._take_notebook()
         except Exception:   # grading must still happen; before_execution clears again
             self.error = traceback.format_exc()
 
@@ -162,9 +191,7 @@ class TrustedGrading(AbstractOtterPlugin):
         self._restore_otter_files()
         empty = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("pass")])
         # otter starts the kernel the metadata names: never one the submission chose.
-        original = dict(getattr(submission, "metadata", {}) or {})
-        empty.metadata = {**_KERNEL_METADATA, **({"otter": original["otter"]}
-                                                 if isinstance(original.get("otter"), dict) else {})}
+        empty.metadata = _otter_safe_metadata((getattr(submission, "metadata", None) or {}).get("otter"))
         if isinstance(submission, str):
             return "pass\n"
         return empty
@@ -179,6 +206,46 @@ class TrustedGrading(AbstractOtterPlugin):
                                                  "output": self.error[-4000:]}]}
         # otter writes results.json from this method; the instance attribute replaces it.
         results.to_gradescope_dict = lambda ag_config=None: trusted
+
+
+#: Where :func:`prepare_submission` leaves the reason a notebook could not be read.
+_UNREADABLE_KEY = "lmhead_unreadable"
+
+
+def _unreadable_mark(nb: Any) -> str:
+    mark = nb.metadata.get("otter", {}).get(_UNREADABLE_KEY) if isinstance(nb.metadata.get("otter"), dict) else None
+    return mark if isinstance(mark, str) else ""
+
+
+def prepare_submission(folder: str | Path) -> None:
+    """Make every notebook in ``folder`` one otter can read, before otter starts.
+
+    otter parses the notebook before any plugin runs, so on Gradescope the zip's
+    ``run_otter.py`` calls this first: a notebook the grader can read is rewritten
+    with plain metadata, one it cannot (a JSON nesting bomb) is replaced by a
+    placeholder that carries the reason, which the plugin then reports.
+    """
+    for path in sorted(Path(folder).glob("*.ipynb")):
+        try:
+            nb = parse_notebook(path.read_bytes(), path.name)
+            nb.metadata = _otter_safe_metadata(nb.metadata.get("otter"))
+        except Rejected as exc:
+            nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("pass")])
+            nb.metadata = _otter_safe_metadata({_UNREADABLE_KEY: str(exc)[:190]})
+        except OSError:
+            continue
+        path.write_text(nbformat.writes(nb), encoding="utf-8")
+
+
+def _otter_safe_metadata(otter_meta: Any) -> dict:
+    """Notebook metadata otter can act on safely: the python3 kernel, and the submission's
+    ``otter`` entry only as plain strings (otter compares the assignment name)."""
+    meta: dict = {k: dict(v) for k, v in _KERNEL_METADATA.items()}
+    if isinstance(otter_meta, dict):
+        plain = {k: v for k, v in otter_meta.items() if isinstance(k, str) and isinstance(v, str) and len(v) < 200}
+        if plain:
+            meta["otter"] = plain
+    return meta
 
 
 def _delete(path: Path) -> None:

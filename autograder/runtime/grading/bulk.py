@@ -20,7 +20,7 @@ import multiprocessing
 import multiprocessing.util
 import os
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -28,6 +28,7 @@ from autograder.runtime.grading.discover import discover
 from autograder.runtime.grading.feedback import feedback_markdown, results_json
 from autograder.runtime.grading.files import write_atomic
 from autograder.runtime.grading.gradebook import write_canvas_gradebook, write_gradebook
+from autograder.runtime.grading.lms import CanvasFill, fill_canvas_gradebook, read_canvas_export, write_moodle_files
 from autograder.runtime.grading.outcome import RECORD_NAME, Entry, GradeOutcome, GradeRecord, read_record
 from autograder.runtime.grading.runner import grade_submission, rejected_outcome
 from autograder.runtime.grading.support import LoadedAutograder, load_autograder
@@ -96,6 +97,10 @@ class BatchResult:
     skipped: int
     interrupted: bool
     clearance: Clearance
+    #: The Canvas export filled in, when one was given.
+    canvas: CanvasFill | None = None
+    #: The Moodle files written, when asked for.
+    moodle: list[Path] = field(default_factory=list)
 
 
 def _no_progress(entry: Entry, outcome: GradeOutcome, skipped: bool) -> None:
@@ -131,6 +136,9 @@ def grade_entries(
     isolation: str = "auto",
     trusted: bool = False,
     canvas_csv: bool = False,
+    canvas_gradebook: str | Path | None = None,
+    canvas_column: str | None = None,
+    moodle_csv: bool = False,
     on_done: Callable[[Entry, GradeOutcome, bool], None] = _no_progress,
 ) -> BatchResult:
     """Grade the discovered ``entries`` with ``autograder_zip`` into ``out``.
@@ -151,6 +159,8 @@ def grade_entries(
         if clearance.level == "user":
             world_writable_dirs()         # found once, before the pool forks, for the cleanup
         ag = load_autograder(autograder_zip, tmp)
+        # Read before grading: a wrong file or column is an error before any time is spent.
+        canvas = read_canvas_export(Path(canvas_gradebook), ag.assignment, canvas_column) if canvas_gradebook else None
         ag.suite                          # collected once, before the pool forks
         todo, skipped = [], 0
         hashes: dict[str, str] = {}      # each submission file is hashed once per run
@@ -187,4 +197,6 @@ def grade_entries(
             rows = write_gradebook(out, records, ag.questions)
             if canvas_csv:
                 write_canvas_gradebook(out, records, ag.assignment, ag.possible)
-    return BatchResult(rows, graded, skipped, interrupted, clearance)
+            filled = fill_canvas_gradebook(canvas, records, out) if canvas is not None else None
+            moodle = write_moodle_files(out, records, ag.assignment, ag.possible) if moodle_csv else []
+    return BatchResult(rows, graded, skipped, interrupted, clearance, filled, moodle)

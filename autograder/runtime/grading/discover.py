@@ -1,8 +1,20 @@
 """Find the submissions to grade and whose each one is.
 
-``discover`` takes files, plain folders of them, and Gradescope's "export
-submissions" folder (whose ``submission_metadata.yml`` names each
-submitter), and keeps one submission per student: the latest.
+``discover`` takes files and folders as instructors get them:
+
+- Gradescope's "Export Submissions" folder, whose ``submission_metadata.yml``
+  names each submitter (SID, e-mail, name, time);
+- Canvas's "Download Submissions", files named
+  ``{sortable name}_{late_}{user id}_{submission id}_{file name}``;
+- Moodle's assignment download, one folder per participant named
+  ``{Full Name}_{participant id}_assignsubmission_file_``;
+- a plain folder of files (the id is the file name) or of per-student
+  subfolders (the id is the folder name).
+
+The id comes from the layout; a file still carrying otter's export name
+(``lm-head_2026_12_01T06_12_34_567890.zip``) says nothing about whose it is,
+so it is graded under that name without the timestamp and reported. One
+submission per person is kept: the latest.
 """
 from __future__ import annotations
 
@@ -24,6 +36,13 @@ class GradingInputError(GraderError):
 
 SUBMISSION_SUFFIXES = (".ipynb", ".py", ".zip")
 METADATA_FILE = "submission_metadata.yml"
+#: Canvas "Download Submissions": ``{sortable name}_{late_}{user id}_{submission id}_{file name}``.
+CANVAS_FILE = re.compile(r"^(?P<name>[^_]+)_(?P<late>late_)?(?P<user>\d+)_(?P<submission>\d+)_(?P<file>.+)$",
+                         re.IGNORECASE)
+#: Moodle's assignment download: one folder per participant.
+MOODLE_FOLDER = re.compile(r"^(?P<name>.+)_(?P<participant>\d+)_assignsubmission_(?:file|onlinetext)_?$")
+#: The timestamp otter's export cell adds to the assignment's name.
+EXPORT_STAMP = re.compile(r"_\d{4}_\d{2}_\d{2}T\d{2}_\d{2}_\d{2}(?:_\d+)?$")
 
 
 def _student_id(text: str) -> str:
@@ -149,26 +168,68 @@ def _latest_per_student(entries: list[Entry], found: Discovery) -> list[Entry]:
     return sorted(unique, key=lambda e: e.student)
 
 
+def _from_file(path: Path, export_named: list[Path]) -> Entry:
+    """A submission file on its own: a Canvas download's name says whose it is, a plain name is the id."""
+    canvas = CANVAS_FILE.match(path.name)
+    # An export name's date (``_2026_12_01T06_...``) would read as a Canvas user and submission id.
+    if canvas and not re.match(r"\d{2}T\d{2}_", canvas["file"]):
+        late = "submitted late (Canvas)" if canvas["late"] else ""
+        return Entry(_student_id(canvas["user"]), path, canvas["name"], note=late,
+                     lms_user_id=canvas["user"], identity=f"canvas:{canvas['user']}")
+    stem = EXPORT_STAMP.sub("", path.stem)
+    if stem != path.stem:
+        export_named.append(path)
+        # Whose it is cannot be known: never merged with another file of the same name.
+        return Entry(_student_id(stem), path, identity=f"file:{path}")
+    return Entry(_student_id(path.stem), path)
+
+
+def _from_folder(folder: Path, found: Discovery, export_named: list[Path]) -> list[Entry]:
+    """The submissions of a plain, Canvas or Moodle folder: its files, then one per subfolder."""
+    entries = [_from_file(f, export_named) for f in _candidates(folder, folder, found, recursive=False)]
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if not _inside(sub, folder):
+            found.skipped.append(f"{sub}: a link to {sub.resolve()}, outside {folder}")
+            continue
+        path = _submission_file(sub, folder, found)
+        if path is None:
+            continue
+        moodle = MOODLE_FOLDER.match(sub.name)
+        if moodle:
+            entries.append(Entry(_student_id(moodle["participant"]), path, moodle["name"],
+                                 lms_user_id=moodle["participant"], identity=f"moodle:{moodle['participant']}"))
+        else:
+            entries.append(Entry(_student_id(sub.name), path, identity=f"folder:{sub.name}"))
+    return entries
+
+
 def discover(paths: Iterable[str | Path]) -> Discovery:
-    """Submissions under ``paths`` (files, folders, Gradescope exports), one per student.
+    """Submissions under ``paths`` (files, folders, LMS downloads), one per student.
 
     Links inside a folder that lead outside it are skipped and listed, never followed.
     """
     found = Discovery()
     entries: list[Entry] = []
+    export_named: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if not path.exists():
             raise GradingInputError(f"{path} does not exist; pass submission files or folders.")
         if path.is_file():
-            entries.append(Entry(_student_id(path.stem), path))
+            entries.append(_from_file(path, export_named))
         elif (path / METADATA_FILE).is_file():
             entries += _from_gradescope_export(path, found)
         else:
-            for file in _candidates(path, path, found, recursive=False):
-                entries.append(Entry(_student_id(file.stem), file))
+            entries += _from_folder(path, found, export_named)
     if not entries:
-        raise GradingInputError("no submissions found: give .ipynb, .py or .zip files, folders of "
-                                "them, or a Gradescope export folder.")
+        raise GradingInputError("no submissions found: give .ipynb, .py or .zip files, folders of them "
+                                "(one file or one subfolder per student), a Canvas or Moodle download, "
+                                "or a Gradescope export folder.")
+    if export_named:
+        shown = ", ".join(p.name for p in export_named[:3]) + (" ..." if len(export_named) > 3 else "")
+        found.warnings.append(
+            f"{len(export_named)} file(s) still have the export cell's name ({shown}): whose they are cannot "
+            "be known, so each is graded under that name without the timestamp. Rename each to the "
+            "student's id, put it in a folder named after the student, or grade your LMS's download.")
     found.entries = _latest_per_student(entries, found)
     return found

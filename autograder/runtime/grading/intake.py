@@ -75,11 +75,17 @@ def parse_notebook(data: bytes, name: str) -> nbformat.NotebookNode:
                        "Jupyter with File > Save, then export again.") from None
     if not isinstance(raw, dict) or "cells" not in raw:
         raise Rejected(f"{where} is JSON but not a Jupyter notebook (it has no cells).")
+    # Grading reads the cells and the assignment's name, nothing else of the notebook's
+    # metadata: a kernelspec that is a string, or names a kernel nobody has, is an editor's
+    # doing and no reason to refuse the code.
+    metadata = raw.get("metadata")
+    otter_meta = metadata.get("otter") if isinstance(metadata, dict) else None
+    raw["metadata"] = {"otter": otter_meta} if isinstance(otter_meta, dict) else {}
     try:
         # reads validates the converted notebook and, told where, hands back
         # the validation error instead of only logging it.
         invalid: dict = {}
-        nb = nbformat.reads(text, as_version=4, capture_validation_error=invalid)
+        nb = nbformat.reads(json.dumps(raw), as_version=4, capture_validation_error=invalid)
         if "ValidationError" in invalid:
             raise invalid["ValidationError"]
     except Exception as exc:  # nbformat raises several unrelated types

@@ -48,6 +48,23 @@ def summary_lines(result: BatchResult) -> list[str]:
     parts = [plural(n, *_STATUS_WORDS[s]) for s, n in counts.items() if n]
     lines.append(f"{plural(len(rows), 'submission')}: {', '.join(parts) or 'none'}; "
                  f"{result.graded} graded in this run, {result.skipped} already graded before.")
+    return lines + lms_lines(result)
+
+
+def lms_lines(result: BatchResult) -> list[str]:
+    """Where the grades for the LMS went, and who could not be matched there."""
+    lines = []
+    fill = result.canvas
+    if fill is not None:
+        lines.append(f"Canvas: filled {plural(fill.filled, 'student')} in column {fill.column!r}: {fill.path}")
+        if fill.submissions_without_student:
+            lines.append(f"  not in the Canvas export ({len(fill.submissions_without_student)}): "
+                         + clip(", ".join(fill.submissions_without_student), 200))
+        if fill.students_without_submission:
+            lines.append(f"  no submission graded ({len(fill.students_without_submission)}): "
+                         + clip(", ".join(fill.students_without_submission), 200))
+    for path in result.moodle:
+        lines.append(f"Moodle: {path}")
     return lines
 
 

@@ -1,0 +1,63 @@
+"""The otter plugin's own decisions, without running otter: whose submission it is, and
+what otter is left to read (otter parses the notebook and starts the kernel its
+metadata names before any plugin can act)."""
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+
+from autograder.runtime.grading.intake import Rejected, parse_notebook
+from autograder.runtime.otter_plugin import _unreadable_mark, prepare_submission, student_id
+
+
+def _notebook(**metadata) -> dict:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("def softmax(z):\n    return z\n")])
+    data = json.loads(nbformat.writes(nb))
+    data["metadata"] = metadata
+    return data
+
+
+@pytest.mark.parametrize("metadata, want", [
+    ({"users": [{"name": "A", "email": "alice@uni.edu", "sid": "S1"}], "id": 7}, "S1"),
+    ({"users": [{"name": "A", "email": "alice@uni.edu", "sid": ""}], "id": 7}, "alice@uni.edu"),
+    ({"users": [], "id": 7}, "7"),
+    ({}, "alice"),
+])
+def test_the_student_id_is_the_sid_then_the_full_email_then_the_submission(metadata, want):
+    assert student_id(metadata, ["run", "-a", "dist/autograder.zip", "-o", "out", "subs/alice.zip"]) == want
+
+
+def test_under_otter_run_the_autograder_zip_is_not_mistaken_for_the_submission():
+    assert student_id({}, ["run", "subs/bob.ipynb", "-a", "autograder.zip"]) == "bob"
+    assert student_id({}, ["run"]) == "submission"
+
+
+def test_odd_notebook_metadata_is_dropped_not_refused():
+    for metadata in ({"kernelspec": "evil"}, {"kernelspec": {"name": "nope"}, "language_info": 3}, {"x": [1]}):
+        nb = parse_notebook(json.dumps(_notebook(**metadata)).encode(), "lm-head.ipynb")
+        assert nb.cells[0].source.startswith("def softmax") and "kernelspec" not in nb.metadata
+    kept = parse_notebook(json.dumps(_notebook(otter={"assignment_name": "lm-head"})).encode(), "lm-head.ipynb")
+    assert kept.metadata["otter"]["assignment_name"] == "lm-head"
+
+
+def test_prepare_submission_leaves_otter_notebooks_it_can_read(tmp_path):
+    good = tmp_path / "a" / "lm-head.ipynb"
+    bomb = tmp_path / "b" / "lm-head.ipynb"
+    good.parent.mkdir()
+    bomb.parent.mkdir()
+    good.write_text(json.dumps(_notebook(kernelspec="evil", otter={"assignment_name": "lm-head"})))
+    text = json.dumps(_notebook())
+    bomb.write_text(text.replace('"metadata": {}', '"metadata": {"deep": ' + "[" * 100_000 + "]" * 100_000 + "}", 1))
+    with pytest.raises(Rejected):
+        parse_notebook(bomb.read_bytes(), "lm-head.ipynb")
+    for folder in (good.parent, bomb.parent):
+        prepare_submission(folder)
+    # What otter does first: read and validate with nbformat.
+    read_good = nbformat.read(good, as_version=nbformat.NO_CONVERT)
+    read_bomb = nbformat.read(bomb, as_version=nbformat.NO_CONVERT)
+    assert read_good.metadata["kernelspec"]["name"] == "python3"
+    assert read_good.cells[0].source.startswith("def softmax") and _unreadable_mark(read_good) == ""
+    assert read_bomb.metadata["kernelspec"]["name"] == "python3"
+    assert "nested too deeply" in _unreadable_mark(read_bomb)
