@@ -1,0 +1,63 @@
+import numpy as np
+
+B, T, C, V = 2, 5, 8, 12
+
+
+def sequence_log_prob(cond_probs):
+    p = np.asarray(cond_probs, dtype=np.float64)
+    return float(np.sum(np.log(p)))
+
+
+def perplexity(token_probs):
+    p = np.asarray(token_probs, dtype=np.float64)
+    return float(np.exp(-np.mean(np.log(p))))
+
+
+def perplexity_from_loss(mean_nll):
+    return float(np.exp(mean_nll))
+
+
+def masked_cross_entropy(logits, targets, mask):
+    Bb, Tt, Vv = logits.shape
+    d = np.zeros((Bb, Tt, Vv), dtype=np.float64)
+    M = int(np.count_nonzero(mask))
+    if M == 0:
+        return 0.0, d
+    total = 0.0
+    for b in range(Bb):
+        for t in range(Tt):
+            if not mask[b, t]:
+                continue
+            row = np.asarray(logits[b, t], dtype=np.float64)
+            row = row - row.max()
+            lse = np.log(np.sum(np.exp(row)))
+            y = int(targets[b, t])
+            total += lse - row[y]
+            g = np.exp(row - lse)
+            g[y] -= 1.0
+            d[b, t] = g / M
+    return total / M, d
+
+
+def tied_lm_head(hidden, E):
+    return hidden @ E.T
+
+
+def greedy_next_token(h_last, W_head):
+    return int(np.argmax(h_last @ W_head))
+
+
+def causal_mask(T):
+    return np.triu(np.ones((T, T), dtype=bool), k=1)
+
+
+def gpt_param_count(vocab_size, block_size, n_embd, n_layer, ffn_dim, tied=True):
+    V, T, d, L, f = vocab_size, block_size, n_embd, n_layer, ffn_dim
+    embeddings = V * d + T * d
+    attention = L * (4 * d * d + 4 * d)
+    ffn = L * (2 * d * f + f + d)
+    layernorm = L * (4 * d)
+    lm_head = 0 if tied else V * d
+    total = embeddings + attention + ffn + layernorm + lm_head
+    return {"embeddings": int(embeddings), "attention": int(attention), "ffn": int(ffn),
+            "layernorm": int(layernorm), "lm_head": int(lm_head), "total": int(total)}

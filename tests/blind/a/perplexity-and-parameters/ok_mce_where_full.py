@@ -1,0 +1,60 @@
+import numpy as np
+
+B, T, C, V = 2, 5, 8, 12
+
+
+def sequence_log_prob(cond_probs):
+    p = np.asarray(cond_probs, dtype=np.float64)
+    return float(np.sum(np.log(p)))
+
+
+def perplexity(token_probs):
+    p = np.asarray(token_probs, dtype=np.float64)
+    return float(np.exp(-np.mean(np.log(p))))
+
+
+def perplexity_from_loss(mean_nll):
+    return float(np.exp(mean_nll))
+
+
+def masked_cross_entropy(logits, targets, mask):
+    z = np.array(logits, dtype=np.float64)
+    Bb, Tt, Vv = z.shape
+    m = np.asarray(mask, dtype=bool)
+    M = int(m.sum())
+    if M == 0:
+        return 0.0, np.zeros_like(z)
+    y = np.where(m, targets, 0).astype(np.int64)
+    mx = z.max(axis=-1, keepdims=True)
+    lse = mx + np.log(np.exp(z - mx).sum(axis=-1, keepdims=True))
+    logp = z - lse
+    nll = -np.take_along_axis(logp, y[..., None], axis=-1)[..., 0]
+    loss = float((nll * m).sum() / M)
+    g = np.exp(logp)
+    np.put_along_axis(g, y[..., None], np.take_along_axis(g, y[..., None], axis=-1) - 1.0, axis=-1)
+    g = g * m[..., None] / M
+    return loss, g
+
+
+def tied_lm_head(hidden, E):
+    return hidden @ E.T
+
+
+def greedy_next_token(h_last, W_head):
+    return int(np.argmax(h_last @ W_head))
+
+
+def causal_mask(T):
+    return np.triu(np.ones((T, T), dtype=bool), k=1)
+
+
+def gpt_param_count(vocab_size, block_size, n_embd, n_layer, ffn_dim, tied=True):
+    V, T, d, L, f = vocab_size, block_size, n_embd, n_layer, ffn_dim
+    embeddings = V * d + T * d
+    attention = L * (4 * d * d + 4 * d)
+    ffn = L * (2 * d * f + f + d)
+    layernorm = L * (4 * d)
+    lm_head = 0 if tied else V * d
+    total = embeddings + attention + ffn + layernorm + lm_head
+    return {"embeddings": int(embeddings), "attention": int(attention), "ffn": int(ffn),
+            "layernorm": int(layernorm), "lm_head": int(lm_head), "total": int(total)}

@@ -1,0 +1,67 @@
+import numpy as np
+from typing import Callable
+
+
+def next_token_batch(data, ix, block_size):
+    ix = np.asarray(ix, dtype=np.int64)
+    offs = ix[:, None] + np.arange(block_size)[None, :]
+    xb = data[offs]
+    yb = data[offs + 1]
+    return xb, yb
+
+
+def lm_head(hidden, W_head, b_head):
+    return hidden @ W_head + b_head
+
+
+def softmax(x, axis=-1):
+    x = np.asarray(x)
+    if not np.issubdtype(x.dtype, np.floating):
+        x = x.astype(np.float64)
+    z = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def cross_entropy_loss(logits, targets):
+    V = logits.shape[-1]
+    z = np.asarray(logits, dtype=np.float64).reshape(-1, V)
+    y = np.asarray(targets).reshape(-1)
+    N = z.shape[0]
+    z = z - z.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(z).sum(axis=1))
+    logp_y = z[np.arange(N), y] - lse
+    loss = float(-logp_y.mean())
+    p = np.exp(z - lse[:, None])
+    p[np.arange(N), y] -= 1.0
+    dlogits = (p / N).reshape(logits.shape)
+    return loss, dlogits
+
+
+def lm_head_backward(hidden, W_head, dlogits):
+    C = hidden.shape[-1]
+    V = W_head.shape[1]
+    h = hidden.reshape(-1, C)
+    g = dlogits.reshape(-1, V)
+    dW_head = h.T @ g
+    db_head = g.sum(axis=0)
+    dhidden = dlogits @ W_head.T
+    return dW_head, db_head, dhidden
+
+
+def numerical_gradient(f, x, eps=1e-6):
+    grad = np.zeros(x.shape)
+    flat_g = grad.reshape(-1)
+    for k in range(x.size):
+        xp = x.astype(np.float64).copy()
+        xm = x.astype(np.float64).copy()
+        xp.reshape(-1)[k] += eps
+        xm.reshape(-1)[k] -= eps
+        flat_g[k] = (f(xp) - f(xm)) / (2 * eps)
+    return grad
+
+
+def max_rel_err(a, n):
+    num = np.abs(a - n)
+    den = np.maximum(np.abs(a), np.abs(n)) + 1e-12
+    return (num / den).max().item()

@@ -1,0 +1,70 @@
+import numpy as np
+from typing import Callable
+
+
+def next_token_batch(data, ix, block_size):
+    B = len(ix)
+    xb = np.empty((B, block_size), dtype=data.dtype)
+    yb = np.empty((B, block_size), dtype=data.dtype)
+    for r, i in enumerate(ix):
+        xb[r] = data[i:i + block_size]
+        yb[r] = data[i + 1:i + block_size + 1]
+    return xb, yb
+
+
+def lm_head(hidden, W_head, b_head):
+    out = np.tensordot(hidden, W_head, axes=([-1], [0]))
+    return out + b_head[None, None, :]
+
+
+def softmax(x, axis=-1):
+    x = np.asarray(x)
+    if not np.issubdtype(x.dtype, np.floating):
+        x = x.astype(np.float64)
+    z = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def cross_entropy_loss(logits, targets):
+    V = logits.shape[-1]
+    z = np.asarray(logits, dtype=np.float64).reshape(-1, V)
+    y = np.asarray(targets).reshape(-1)
+    N = z.shape[0]
+    z = z - z.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(z).sum(axis=1))
+    logp_y = z[np.arange(N), y] - lse
+    loss = float(-logp_y.mean())
+    p = np.exp(z - lse[:, None])
+    p[np.arange(N), y] -= 1.0
+    dlogits = (p / N).reshape(logits.shape)
+    return loss, dlogits
+
+
+def lm_head_backward(hidden, W_head, dlogits):
+    N = hidden.shape[0] * hidden.shape[1]
+    hf = hidden.reshape(N, -1)
+    gf = dlogits.reshape(N, -1)
+    dW = np.dot(hf.T, gf)
+    db = np.sum(gf, axis=0)
+    dh = np.matmul(gf, W_head.T).reshape(hidden.shape)
+    return dW, db, dh
+
+
+def numerical_gradient(f, x, eps=1e-6):
+    grad = np.zeros(x.shape, dtype=np.float64)
+    for idx in np.ndindex(x.shape):
+        old = x[idx]
+        x[idx] = old + eps
+        fp = f(x)
+        x[idx] = old - eps
+        fm = f(x)
+        x[idx] = old
+        grad[idx] = (fp - fm) / (2 * eps)
+    return grad
+
+
+def max_rel_err(a, n):
+    a = np.asarray(a, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    return float(np.max(np.abs(a - n) / (np.maximum(np.abs(a), np.abs(n)) + 1e-12)))
