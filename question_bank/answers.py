@@ -16,6 +16,7 @@ both to the same table of inputs). The acceptance rule is the one of
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -240,9 +241,9 @@ def matches(kind: str, reference: Any, response: Any, rtol: float | None, atol: 
     choice ids and booleans must be equal; choice sets are compared as sets.
     """
     if kind == "float":
-        return _is_number(response) and abs(response - reference) <= atol + rtol * abs(reference)
+        return is_number(response) and abs(response - reference) <= atol + rtol * abs(reference)
     if kind == "integer":
-        return _is_number(response) and response == reference
+        return is_number(response) and response == reference
     if kind == "shape":
         return isinstance(response, (list, tuple)) and list(response) == list(reference)
     if kind == "multiple_choice":
@@ -299,5 +300,10 @@ def _unknown_mistake(key: dict[str, Any]) -> str:
     return "That is not the answer. Compare your steps with the worked solution."
 
 
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+def is_number(x: Any) -> bool:
+    """Whether ``x`` is a real number: Python or NumPy ints and floats, never a bool.
+
+    The question bank's one definition; it uses ``numbers.Real`` (NumPy
+    registers its scalar types there) so this module stays standard-library only.
+    """
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)

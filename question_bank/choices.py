@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from autograder.runtime.tolerances import QUESTION_ATOL, QUESTION_DISTRACTOR_GAP
+from question_bank.answers import is_number
 from question_bank.errors import Redraw
 from question_bank.variant import Option
 
@@ -30,7 +31,7 @@ def separated(a: Any, b: Any, gap: float = QUESTION_DISTRACTOR_GAP) -> bool:
     """
     if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
         return int(a) != int(b)
-    if _is_number(a) and _is_number(b):
+    if is_number(a) and is_number(b):
         a, b = float(a), float(b)
         return abs(a - b) > max(QUESTION_ATOL, gap * max(abs(a), abs(b)))
     return a != b
@@ -55,7 +56,7 @@ def pick_distractors(
     kept: list[Option] = []
     for index in rng.permutation(len(candidates)):
         option = candidates[int(index)]
-        if _is_number(option.value) and not math.isfinite(float(option.value)):
+        if is_number(option.value) and not math.isfinite(float(option.value)):
             continue
         if not separated(option.value, answer_value):
             continue
@@ -89,6 +90,3 @@ def numeric_options(
     correct = Option(value=answer_value, text=answer_text, correct=True, feedback=correct_feedback)
     return [correct, *pick_distractors(rng, answer_value, wrong)]
 
-
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from question_bank.answers import NUMERIC_KINDS
+from question_bank.answers import NUMERIC_KINDS, is_number
 from question_bank.misconceptions import MISCONCEPTIONS
 
 #: Layout version of the variant dict; bump when a key changes meaning.
@@ -155,7 +155,7 @@ def to_json(obj: Any) -> str:
 
 def values_close(a: Any, b: Any, rtol: float, atol: float) -> bool:
     """Whether two choice values agree: numbers within tolerance, else equality."""
-    if _is_number(a) and _is_number(b):
+    if is_number(a) and is_number(b):
         return abs(float(a) - float(b)) <= atol + rtol * abs(float(b))
     return a == b
 
@@ -170,9 +170,9 @@ def answer_matches(answer: dict[str, Any], response: Any) -> bool:
     """
     kind, value = answer["kind"], answer["value"]
     if kind == "float":
-        return _is_number(response) and values_close(response, value, answer["rtol"], answer["atol"])
+        return is_number(response) and values_close(response, value, answer["rtol"], answer["atol"])
     if kind == "integer":
-        return _is_number(response) and float(response) == value
+        return is_number(response) and float(response) == value
     if kind == "shape":
         return isinstance(response, (list, tuple)) and [int(v) for v in response] == list(value)
     if kind == "multiple_choice":
@@ -213,9 +213,6 @@ def validate_variant(variant: dict[str, Any]) -> list[str]:
         problems.append(f"variant is not JSON data: {exc}")
     return problems
 
-
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def _check_answer_value(answer: dict[str, Any]) -> list[str]:
