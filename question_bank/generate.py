@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from question_bank.errors import GenerationError, QuestionBankError, Redraw, RosterError, require_at_least_one
+from question_bank.choices import known_mistakes
+from question_bank.formatting import group_math_commas
 from question_bank.misconceptions import misconception_ref
 from question_bank.registry import Family, get_family, resolve_families
 from question_bank.roster import read_roster, safe_file_stem
@@ -23,6 +25,7 @@ from question_bank.variant import (
     CHOICE_IDS,
     SCHEMA_VERSION,
     Draft,
+    Option,
     canonical,
     validate_variant,
 )
@@ -94,7 +97,7 @@ def assemble(fam: Family, seed: int, draft: Draft, rng: np.random.Generator) -> 
         value = next(c["id"] for c in choices if c["correct"])
     elif answer.kind == "multiple_choice":
         value = sorted(c["id"] for c in choices if c["correct"])
-    return canonical({
+    return canonical(_group_commas({
         "schema": SCHEMA_VERSION,
         "id": f"{fam.name}-v{fam.version}-{seed}",
         "family": fam.name,
@@ -114,8 +117,37 @@ def assemble(fam: Family, seed: int, draft: Draft, rng: np.random.Generator) -> 
             "log_space": answer.log_space,
         },
         "choices": choices,
+        "mistakes": [_mistake_record(option) for option in known_mistakes(_reference_value(draft), draft.mistakes)],
         "solution": draft.solution,
-    })
+    }))
+
+
+#: The texts of a variant that may hold math; their grouping commas become ``{,}``.
+_TEXT_FIELDS = ("stem", "solution", "text", "feedback", "display")
+
+
+def _group_commas(obj: Any) -> Any:
+    """``obj`` with :func:`formatting.group_math_commas` applied to every text field, at any depth."""
+    if isinstance(obj, dict):
+        return {k: group_math_commas(v) if k in _TEXT_FIELDS and isinstance(v, str) else _group_commas(v)
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_group_commas(v) for v in obj]
+    return obj
+
+
+def _reference_value(draft: Draft) -> Any:
+    """The value mistakes are compared with: the answer's, or the single correct option's."""
+    if draft.answer.value is not None:
+        return draft.answer.value
+    correct = [option.value for option in draft.options if option.correct]
+    return correct[0] if len(correct) == 1 else None
+
+
+def _mistake_record(option: Option) -> dict[str, Any]:
+    """One known mistake as the variant stores it."""
+    return {"formula": option.formula, "value": option.value, "text": option.text,
+            "misconception": _ref(option.misconception), "feedback": option.feedback}
 
 
 def _ref(misconception_id: str) -> dict[str, str]:

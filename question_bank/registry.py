@@ -48,6 +48,15 @@ class Family(abc.ABC):
         :class:`question_bank.errors.Redraw` to reject an unusable draw.
         """
 
+    def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        """What the family's mistake formulas read: the parameters and quantities derived from them.
+
+        Derived only from ``parameters``, so the registry test can evaluate
+        every stored mistake again from the variant alone. Families with
+        derived quantities (log-likelihoods, parameter counts) override it.
+        """
+        return dict(parameters)
+
     @abc.abstractmethod
     def check(self, variant: dict[str, Any]) -> list[str]:
         """Recompute the answer from ``variant["parameters"]`` without ``solutions/``.
