@@ -230,6 +230,11 @@ def answer_key(variant: dict[str, Any], inline: Callable[[str], str] = str,
             "misconception": None if c["misconception"] is None else c["misconception"]["name"],
             "feedback": inline(c["feedback"]),
         } for c in variant["choices"]],
+        "mistakes": [{
+            "value": m["value"],
+            "misconception": m["misconception"]["name"],
+            "feedback": inline(m["feedback"]),
+        } for m in variant.get("mistakes", [])],
         "solution": block(variant["solution"]),
     }
 
@@ -255,8 +260,10 @@ def judge(key: dict[str, Any], response: Any) -> Verdict:
     """Judge a parsed ``response`` against ``key`` and explain the outcome.
 
     A numeric response that equals a distractor's value (under the answer's
-    tolerance) gets that misconception's feedback; a picked choice gets its
-    own feedback; anything else gets a pointer to the worked solution.
+    tolerance) gets that misconception's feedback, and so does one that
+    equals any other mistake the family knows for the variant; a picked
+    choice gets its own feedback; anything else gets a pointer to the
+    worked solution.
     """
     kind = key["kind"]
     if kind == "multiple_choice":
@@ -267,6 +274,9 @@ def judge(key: dict[str, Any], response: Any) -> Verdict:
                 return _verdict_for(choice)
         if matches(kind, key["value"], response, key["rtol"], key["atol"]):
             return Verdict(True, "Correct.")
+        for mistake in key.get("mistakes", []):
+            if matches(kind, mistake["value"], response, key["rtol"], key["atol"]):
+                return Verdict(False, mistake["feedback"], mistake["misconception"])
         return Verdict(False, _unknown_mistake(key))
     field = "id" if kind == "single_choice" else "value"
     for choice in key["choices"]:

@@ -186,6 +186,12 @@
       if (matches(key.kind, key.value, response, key.rtol, key.atol)) {
         return {correct: true, feedback: "Correct.", misconception: null};
       }
+      var mistakes = key.mistakes || [];
+      for (i = 0; i < mistakes.length; i++) {
+        if (matches(key.kind, mistakes[i].value, response, key.rtol, key.atol)) {
+          return {correct: false, feedback: mistakes[i].feedback, misconception: mistakes[i].misconception};
+        }
+      }
       return {correct: false, feedback: unknownMistake(key), misconception: null};
     }
     var field = key.kind === "single_choice" ? "id" : "value";
