@@ -158,11 +158,51 @@ def _ref(misconception_id: str) -> dict[str, str]:
                               "question_bank/misconceptions.py") from None
 
 
+#: A set draws at most this many seeds per question asked before it reports that the
+#: family has run out of new questions (a pool of k stems is covered in about k ln k draws).
+DRAWS_PER_QUESTION = 60
+
+
+def stem_key(variant: dict[str, Any]) -> str:
+    """A stem as a reader sees it: rendered to plain text, whitespace collapsed."""
+    from question_bank.exporters._markup import to_text   # the exporters import this module
+
+    return " ".join(to_text(variant["stem"]).split())
+
+
+def distinct_variants(family: str, n: int, root_seed: int) -> list[dict[str, Any]]:
+    """``n`` variants of ``family`` with pairwise different stems, drawn from ``root_seed``.
+
+    Seeds ``variant_seed(root_seed, family, 0, 1, ...)`` are tried in order and a
+    variant whose stem was already drawn is skipped, so a set never repeats a question.
+
+    Raises:
+        QuestionBankError: if ``n`` exceeds the family's ``distinct_items``, or if
+            the draws run out before ``n`` different stems appear; both say how many
+            the family can give.
+    """
+    fam = get_family(family)
+    if fam.distinct_items is not None and n > fam.distinct_items:
+        raise QuestionBankError(f"family {family!r} has only {fam.distinct_items} different questions; "
+                                f"-n {n} would repeat some. Ask for at most -n {fam.distinct_items}.")
+    seen: set[str] = set()
+    variants: list[dict[str, Any]] = []
+    for index in range(DRAWS_PER_QUESTION * n + 100):
+        variant = generate_variant(family, variant_seed(root_seed, family, index))
+        key = stem_key(variant)
+        if key not in seen:
+            seen.add(key)
+            variants.append(variant)
+            if len(variants) == n:
+                return variants
+    raise QuestionBankError(f"family {family!r} gave only {len(variants)} different questions in "
+                            f"{index + 1} draws; ask for at most -n {len(variants)}.")
+
+
 def generate_sheet(families: list[str], n: int, root_seed: int,
                    student_id: str | None = None) -> dict[str, Any]:
-    """``n`` variants of each family, in family order, drawn from ``root_seed``."""
-    variants = [generate_variant(name, variant_seed(root_seed, name, i))
-                for name in families for i in range(n)]
+    """``n`` variants of each family, in family order, drawn from ``root_seed``; no stem repeats."""
+    variants = [v for name in families for v in distinct_variants(name, n, root_seed)]
     return {"student_id": student_id, "root_seed": int(root_seed), "variants": variants}
 
 

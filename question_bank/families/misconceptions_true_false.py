@@ -137,6 +137,7 @@ class MisconceptionsTrueFalse(Family):
     summary = "Decide whether a statement about LM heads, losses or GPT-1 is true; each explains a misconception."
     tags = ("misconceptions", "concepts")
     distinct_target = 2 * len(STATEMENTS)
+    distinct_items = 2 * len(STATEMENTS)     # each statement, phrased true or false
 
     def build(self, rng: np.random.Generator) -> Draft:
         index = int(rng.integers(len(STATEMENTS)))
