@@ -50,6 +50,7 @@ MISTAKES = register_mistakes("bigram-vs-full", [
 @register_family
 class BigramVsFull(Family):
     name = "bigram-vs-full"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "Bigram approximation against the full history"
     summary = "Score a sentence with full-history and bigram conditionals; compare the two products."
     tags = ("chain-rule", "n-gram", "likelihood")

@@ -52,6 +52,7 @@ MISTAKES = register_mistakes("chain-rule-joint", [
 @register_family
 class ChainRuleJoint(Family):
     name = "chain-rule-joint"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "Joint probability by the chain rule"
     summary = "Multiply next-token conditionals into a sequence probability, or sum their logs."
     tags = ("chain-rule", "likelihood")

@@ -35,6 +35,7 @@ MISTAKES = register_mistakes("dlogits-entry", [
 @register_family
 class DlogitsEntry(Family):
     name = "dlogits-entry"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "An entry of the loss gradient"
     summary = "Compute one entry of dlogits = (softmax(logits) - onehot(target)) / N."
     tags = ("gradient", "cross-entropy")

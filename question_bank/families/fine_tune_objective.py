@@ -40,6 +40,7 @@ MISTAKES = register_mistakes("fine-tune-objective", [
 @register_family
 class FineTuneObjective(Family):
     name = "fine-tune-objective"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "GPT-1's combined fine-tuning objective"
     summary = "Evaluate L3 = L2 + lambda*L1 (or the loss -L3) from label and token log-likelihoods."
     tags = ("fine-tuning", "gpt-1", "likelihood")

@@ -48,6 +48,7 @@ MISTAKES = register_mistakes("scored-positions", [
 @register_family
 class ScoredPositions(Family):
     name = "scored-positions"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "Scored positions with padding"
     summary = "Count the positions a padded batch scores: each sequence of L tokens gives L-1 predictions."
     tags = ("targets", "padding", "cross-entropy")

@@ -47,6 +47,7 @@ MISTAKES = register_mistakes("shifted-cross-entropy", [
 @register_family
 class ShiftedCrossEntropy(Family):
     name = "shifted-cross-entropy"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "Cross-entropy with shifted targets"
     summary = "Mean next-token cross-entropy of a small logits table: position t is scored on token t+1."
     tags = ("cross-entropy", "alignment")

@@ -106,6 +106,7 @@ def options_for(task: str, k: int) -> list[tuple[dict[str, Any], str | None, str
 @register_family
 class TaskTransformations(Family):
     name = "task-transformations"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "GPT-1 task input transformations"
     summary = "Pick GPT-1's input transformation for classification, entailment, similarity or multiple choice."
     tags = ("fine-tuning", "gpt-1")

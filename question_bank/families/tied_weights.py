@@ -70,6 +70,7 @@ class _RecordingProbe(ShapeProbe):
 @register_family
 class TiedWeights(Family):
     name = "tied-weights"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "A head tied to the token embedding"
     summary = "Tied head: the transpose of E, the logits' shape, the parameters untying adds, the expression."
     tags = ("shapes", "weight-tying", "parameters")
