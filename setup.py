@@ -24,7 +24,9 @@ setup(
     packages=find_packages(include=["autograder", "autograder.*", "question_bank", "question_bank.*",
                                     "solutions", "solutions.*"]) + list(DATA_PACKAGES),
     package_dir=DATA_PACKAGES,
-    package_data={name: ["**/*"] for name in DATA_PACKAGES},
+    # The self-check page's script and styles are real .js/.css files, shipped as data.
+    package_data={**{name: ["**/*"] for name in DATA_PACKAGES},
+                  "question_bank.exporters": ["static/*.js", "static/*.css"]},
     include_package_data=True,
     install_requires=[
         "numpy>=1.24,<3",

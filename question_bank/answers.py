@@ -16,6 +16,7 @@ both to the same table of inputs). The acceptance rule is the one of
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -229,6 +230,11 @@ def answer_key(variant: dict[str, Any], inline: Callable[[str], str] = str,
             "misconception": None if c["misconception"] is None else c["misconception"]["name"],
             "feedback": inline(c["feedback"]),
         } for c in variant["choices"]],
+        "mistakes": [{
+            "value": m["value"],
+            "misconception": m["misconception"]["name"],
+            "feedback": inline(m["feedback"]),
+        } for m in variant.get("mistakes", [])],
         "solution": block(variant["solution"]),
     }
 
@@ -240,9 +246,9 @@ def matches(kind: str, reference: Any, response: Any, rtol: float | None, atol: 
     choice ids and booleans must be equal; choice sets are compared as sets.
     """
     if kind == "float":
-        return _is_number(response) and abs(response - reference) <= atol + rtol * abs(reference)
+        return is_number(response) and abs(response - reference) <= atol + rtol * abs(reference)
     if kind == "integer":
-        return _is_number(response) and response == reference
+        return is_number(response) and response == reference
     if kind == "shape":
         return isinstance(response, (list, tuple)) and list(response) == list(reference)
     if kind == "multiple_choice":
@@ -254,8 +260,10 @@ def judge(key: dict[str, Any], response: Any) -> Verdict:
     """Judge a parsed ``response`` against ``key`` and explain the outcome.
 
     A numeric response that equals a distractor's value (under the answer's
-    tolerance) gets that misconception's feedback; a picked choice gets its
-    own feedback; anything else gets a pointer to the worked solution.
+    tolerance) gets that misconception's feedback, and so does one that
+    equals any other mistake the family knows for the variant; a picked
+    choice gets its own feedback; anything else gets a pointer to the
+    worked solution.
     """
     kind = key["kind"]
     if kind == "multiple_choice":
@@ -266,6 +274,9 @@ def judge(key: dict[str, Any], response: Any) -> Verdict:
                 return _verdict_for(choice)
         if matches(kind, key["value"], response, key["rtol"], key["atol"]):
             return Verdict(True, "Correct.")
+        for mistake in key.get("mistakes", []):
+            if matches(kind, mistake["value"], response, key["rtol"], key["atol"]):
+                return Verdict(False, mistake["feedback"], mistake["misconception"])
         return Verdict(False, _unknown_mistake(key))
     field = "id" if kind == "single_choice" else "value"
     for choice in key["choices"]:
@@ -299,5 +310,10 @@ def _unknown_mistake(key: dict[str, Any]) -> str:
     return "That is not the answer. Compare your steps with the worked solution."
 
 
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+def is_number(x: Any) -> bool:
+    """Whether ``x`` is a real number: Python or NumPy ints and floats, never a bool.
+
+    The question bank's one definition; it uses ``numbers.Real`` (NumPy
+    registers its scalar types there) so this module stays standard-library only.
+    """
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)

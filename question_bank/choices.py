@@ -8,11 +8,12 @@ no distractor can be mistaken for the answer (see
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from autograder.runtime.tolerances import QUESTION_ATOL, QUESTION_DISTRACTOR_GAP
+from question_bank.answers import is_number
 from question_bank.errors import Redraw
 from question_bank.variant import Option
 
@@ -30,7 +31,7 @@ def separated(a: Any, b: Any, gap: float = QUESTION_DISTRACTOR_GAP) -> bool:
     """
     if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
         return int(a) != int(b)
-    if _is_number(a) and _is_number(b):
+    if is_number(a) and is_number(b):
         a, b = float(a), float(b)
         return abs(a - b) > max(QUESTION_ATOL, gap * max(abs(a), abs(b)))
     return a != b
@@ -55,9 +56,7 @@ def pick_distractors(
     kept: list[Option] = []
     for index in rng.permutation(len(candidates)):
         option = candidates[int(index)]
-        if _is_number(option.value) and not math.isfinite(float(option.value)):
-            continue
-        if not separated(option.value, answer_value):
+        if not usable(option, answer_value):
             continue
         if all(separated(option.value, other.value) and option.text != other.text for other in kept):
             kept.append(option)
@@ -66,29 +65,41 @@ def pick_distractors(
     raise Redraw(f"only {len(kept)} distinct distractors for answer {answer_value!r}")
 
 
+def usable(option: Option, answer_value: Any) -> bool:
+    """Whether a wrong option can stand as a mistake: a finite value clearly apart from the answer."""
+    if is_number(option.value) and not math.isfinite(float(option.value)):
+        return False
+    return separated(option.value, answer_value)
+
+
+def known_mistakes(answer_value: Any, candidates: Sequence[Option]) -> list[Option]:
+    """Every usable candidate, in declaration order, the first of any equal values kept.
+
+    This is what judges compare a typed answer with, so a mistake is named
+    whether or not it was drawn as a choice.
+    """
+    kept: list[Option] = []
+    for option in candidates:
+        if usable(option, answer_value) and all(option.value != other.value for other in kept):
+            kept.append(option)
+    return kept
+
+
 def numeric_options(
     rng: np.random.Generator,
     answer_value: Any,
     answer_text: str,
-    candidates: Sequence[tuple[str, Any, str]],
-    render: Callable[[Any], str],
+    candidates: Sequence[Option],
     correct_feedback: str,
 ) -> list[Option]:
-    """The correct option followed by ``N_DISTRACTORS`` distractors.
+    """The correct option followed by ``N_DISTRACTORS`` distractors drawn from ``candidates``.
 
     Args:
         rng: the variant's generator.
         answer_value: the correct value.
         answer_text: how the correct value is printed.
-        candidates: ``(misconception_id, wrong_value, feedback)`` triples.
-        render: prints a wrong value the same way as the answer.
+        candidates: wrong options, usually from :func:`question_bank.mistakes.wrong_options`.
         correct_feedback: shown when the correct option is picked.
     """
-    wrong = [Option(value=value, text=render(value), correct=False, misconception=mid, feedback=feedback)
-             for mid, value, feedback in candidates]
     correct = Option(value=answer_value, text=answer_text, correct=True, feedback=correct_feedback)
-    return [correct, *pick_distractors(rng, answer_value, wrong)]
-
-
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
+    return [correct, *pick_distractors(rng, answer_value, known_mistakes(answer_value, candidates))]

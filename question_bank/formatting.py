@@ -1,7 +1,14 @@
-"""Printing numbers, shapes and tables in stems and choices (Markdown + LaTeX)."""
+"""Printing numbers, shapes and tables in stems and choices (Markdown + LaTeX).
+
+Numbers of 1,000 and more carry thousands separators everywhere. Inside math
+a bare comma is punctuation (LaTeX puts a space after it), so a grouping
+comma is written ``{,}``: :func:`group_math_commas` does that for every math
+segment of a text, and the generator applies it to every text of a variant.
+"""
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Sequence
 
 #: Significant figures of printed answers and choices. The acceptance
@@ -21,7 +28,7 @@ def num(x: float, sig: int = SIG_FIGS) -> str:
     magnitude = math.floor(math.log10(abs(x)))
     if -4 <= magnitude < 6:
         decimals = max(sig - 1 - magnitude, 0)
-        return f"{x:.{decimals}f}"
+        return f"{x:,.{decimals}f}"
     return f"{x:.{sig - 1}e}"
 
 
@@ -37,6 +44,25 @@ def num_tex(x: float, sig: int = SIG_FIGS) -> str:
 def integer(n: int) -> str:
     """An integer with thousands separators: ``116,534,784``."""
     return f"{int(n):,}"
+
+
+def integer_tex(n: int) -> str:
+    """An integer for use inside math, grouped with ``{,}``: ``116{,}534{,}784``."""
+    return integer(n).replace(",", "{,}")
+
+
+# A math segment (display first, so `$$` is not read as two empty inline segments),
+# or a code span, whose text stays literal.
+_MATH_OR_CODE = re.compile(r"(`+).+?\1|\$\$.+?\$\$|\$.+?\$", re.S)
+_GROUPING_COMMA = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
+def group_math_commas(text: str) -> str:
+    """``text`` with each grouping comma inside ``$...$``/``$$...$$`` written ``{,}``."""
+    def fix(match: re.Match[str]) -> str:
+        segment = match.group(0)
+        return segment if segment.startswith("`") else _GROUPING_COMMA.sub("{,}", segment)
+    return _MATH_OR_CODE.sub(fix, text)
 
 
 def shape(dims: Sequence[int]) -> str:

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from question_bank.errors import GenerationError, QuestionBankError, Redraw, RosterError, require_at_least_one
+from question_bank.choices import known_mistakes
+from question_bank.formatting import group_math_commas
 from question_bank.misconceptions import misconception_ref
 from question_bank.registry import Family, get_family, resolve_families
 from question_bank.roster import read_roster, safe_file_stem
@@ -23,6 +25,7 @@ from question_bank.variant import (
     CHOICE_IDS,
     SCHEMA_VERSION,
     Draft,
+    Option,
     canonical,
     validate_variant,
 )
@@ -94,7 +97,7 @@ def assemble(fam: Family, seed: int, draft: Draft, rng: np.random.Generator) -> 
         value = next(c["id"] for c in choices if c["correct"])
     elif answer.kind == "multiple_choice":
         value = sorted(c["id"] for c in choices if c["correct"])
-    return canonical({
+    return canonical(_group_commas({
         "schema": SCHEMA_VERSION,
         "id": f"{fam.name}-v{fam.version}-{seed}",
         "family": fam.name,
@@ -114,8 +117,37 @@ def assemble(fam: Family, seed: int, draft: Draft, rng: np.random.Generator) -> 
             "log_space": answer.log_space,
         },
         "choices": choices,
+        "mistakes": [_mistake_record(option) for option in known_mistakes(_reference_value(draft), draft.mistakes)],
         "solution": draft.solution,
-    })
+    }))
+
+
+#: The texts of a variant that may hold math; their grouping commas become ``{,}``.
+_TEXT_FIELDS = ("stem", "solution", "text", "feedback", "display")
+
+
+def _group_commas(obj: Any) -> Any:
+    """``obj`` with :func:`formatting.group_math_commas` applied to every text field, at any depth."""
+    if isinstance(obj, dict):
+        return {k: group_math_commas(v) if k in _TEXT_FIELDS and isinstance(v, str) else _group_commas(v)
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_group_commas(v) for v in obj]
+    return obj
+
+
+def _reference_value(draft: Draft) -> Any:
+    """The value mistakes are compared with: the answer's, or the single correct option's."""
+    if draft.answer.value is not None:
+        return draft.answer.value
+    correct = [option.value for option in draft.options if option.correct]
+    return correct[0] if len(correct) == 1 else None
+
+
+def _mistake_record(option: Option) -> dict[str, Any]:
+    """One known mistake as the variant stores it."""
+    return {"formula": option.formula, "value": option.value, "text": option.text,
+            "misconception": _ref(option.misconception), "feedback": option.feedback}
 
 
 def _ref(misconception_id: str) -> dict[str, str]:
@@ -126,11 +158,51 @@ def _ref(misconception_id: str) -> dict[str, str]:
                               "question_bank/misconceptions.py") from None
 
 
+#: A set draws at most this many seeds per question asked before it reports that the
+#: family has run out of new questions (a pool of k stems is covered in about k ln k draws).
+DRAWS_PER_QUESTION = 60
+
+
+def stem_key(variant: dict[str, Any]) -> str:
+    """A stem as a reader sees it: rendered to plain text, whitespace collapsed."""
+    from question_bank.exporters._markup import to_text   # the exporters import this module
+
+    return " ".join(to_text(variant["stem"]).split())
+
+
+def distinct_variants(family: str, n: int, root_seed: int) -> list[dict[str, Any]]:
+    """``n`` variants of ``family`` with pairwise different stems, drawn from ``root_seed``.
+
+    Seeds ``variant_seed(root_seed, family, 0, 1, ...)`` are tried in order and a
+    variant whose stem was already drawn is skipped, so a set never repeats a question.
+
+    Raises:
+        QuestionBankError: if ``n`` exceeds the family's ``distinct_items``, or if
+            the draws run out before ``n`` different stems appear; both say how many
+            the family can give.
+    """
+    fam = get_family(family)
+    if fam.distinct_items is not None and n > fam.distinct_items:
+        raise QuestionBankError(f"family {family!r} has only {fam.distinct_items} different questions; "
+                                f"-n {n} would repeat some. Ask for at most -n {fam.distinct_items}.")
+    seen: set[str] = set()
+    variants: list[dict[str, Any]] = []
+    for index in range(DRAWS_PER_QUESTION * n + 100):
+        variant = generate_variant(family, variant_seed(root_seed, family, index))
+        key = stem_key(variant)
+        if key not in seen:
+            seen.add(key)
+            variants.append(variant)
+            if len(variants) == n:
+                return variants
+    raise QuestionBankError(f"family {family!r} gave only {len(variants)} different questions in "
+                            f"{index + 1} draws; ask for at most -n {len(variants)}.")
+
+
 def generate_sheet(families: list[str], n: int, root_seed: int,
                    student_id: str | None = None) -> dict[str, Any]:
-    """``n`` variants of each family, in family order, drawn from ``root_seed``."""
-    variants = [generate_variant(name, variant_seed(root_seed, name, i))
-                for name in families for i in range(n)]
+    """``n`` variants of each family, in family order, drawn from ``root_seed``; no stem repeats."""
+    variants = [v for name in families for v in distinct_variants(name, n, root_seed)]
     return {"student_id": student_id, "root_seed": int(root_seed), "variants": variants}
 
 

@@ -18,11 +18,17 @@ class Misconception:
         id: kebab-case key stored in variants.
         name: a few words naming the mistake.
         explanation: why it is wrong, in general terms.
+        effect: for mistakes in a sum of parts (parameter counts, vocabulary
+            sizes): ``"omits"`` when the mistake leaves a part out, so the
+            total comes out too small, ``"adds"`` when it counts something
+            extra, so the total comes out too large; empty otherwise. The
+            label-to-formula test holds every such label to its sign.
     """
 
     id: str
     name: str
     explanation: str
+    effect: str = ""
 
 
 _ENTRIES = (
@@ -114,34 +120,37 @@ _ENTRIES = (
                   "The token embedding is (V, C); the tied head multiplies by its transpose (C, V)."),
     # --- parameter counting ---------------------------------------------
     Misconception("tied-counted-twice", "Tied output matrix counted twice",
-                  "With tied weights the output projection is the token embedding; count it once."),
+                  "With tied weights the output projection is the token embedding; count it once.", effect="adds"),
     Misconception("untied-not-counted", "Untied output matrix not counted",
-                  "An untied head is a separate V x d matrix and adds V*d parameters."),
+                  "An untied head is a separate V x d matrix and adds V*d parameters.", effect="omits"),
     Misconception("forgot-position-embeddings", "Position table forgotten",
-                  "Learned position embeddings add T*d parameters (T = context length)."),
+                  "Learned position embeddings add T*d parameters (T = context length).", effect="omits"),
     Misconception("forgot-biases", "Biases forgotten",
-                  "Under the course convention the attention projections and the FFN layers carry biases."),
+                  "Under the course convention the attention projections and the FFN layers carry biases.", effect="omits"),
     Misconception("forgot-output-projection", "Attention output projection forgotten",
-                  "Attention has Q, K, V projections and an output projection: four d x d matrices."),
+                  "Attention has Q, K, V projections and an output projection: four d x d matrices.", effect="omits"),
     Misconception("one-block-only", "One block counted instead of L",
-                  "Every one of the L blocks has its own attention, FFN and LayerNorm parameters."),
+                  "Every one of the L blocks has its own attention, FFN and LayerNorm parameters.", effect="omits"),
     Misconception("ffn-width-is-model-width", "FFN width taken as the model width",
                   "The FFN expands d to its own width f (3072 = 4 x 768 in GPT-1) and back."),
     Misconception("one-layernorm-per-block", "One LayerNorm per block",
-                  "Each block has two affine LayerNorms, each with a gain and a bias of size d: 4d per block."),
+                  "Each block has two affine LayerNorms, each with a gain and a bias of size d: 4d per block.", effect="omits"),
     Misconception("counts-final-layernorm", "Final LayerNorm counted",
-                  "The course convention counts two LayerNorms per block and no final one."),
+                  "The course convention counts two LayerNorms per block and no final one.", effect="adds"),
     Misconception("counts-output-bias", "Output bias counted",
-                  "The course convention has no separate output bias."),
+                  "The course convention has no separate output bias.", effect="adds"),
+    Misconception("position-table-in-head", "Position table added to the head",
+                  "The output head maps d to the V token scores; the T x d position table belongs to the "
+                  "input and is not part of the head.", effect="adds"),
     Misconception("embeddings-per-layer", "Embeddings counted per block",
-                  "The token and position tables exist once, at the input, not once per block."),
+                  "The token and position tables exist once, at the input, not once per block.", effect="adds"),
     Misconception("merges-equal-vocab", "Merges equal to the vocabulary size",
                   "Each merge adds one token to the base alphabet; the vocabulary also holds the base "
                   "symbols and any special tokens."),
     Misconception("forgot-base-alphabet", "Base alphabet forgotten",
-                  "BPE starts from a base alphabet (bytes or characters) and adds merges on top."),
+                  "BPE starts from a base alphabet (bytes or characters) and adds merges on top.", effect="omits"),
     Misconception("forgot-special-tokens", "Special tokens forgotten",
-                  "Special tokens such as start, delimiter and end are vocabulary entries too."),
+                  "Special tokens such as start, delimiter and end are vocabulary entries too.", effect="omits"),
     # --- masks, positions and decoding ----------------------------------
     Misconception("mask-counts-diagonal", "Diagonal counted as blocked",
                   "A position may attend to itself; only keys after the query are blocked."),
@@ -179,6 +188,9 @@ _ENTRIES = (
                   "Lambda weights the auxiliary LM term L1, not the supervised term L2."),
     Misconception("maximize-minimize-sign", "Maximised and minimised forms mixed",
                   "L3 = L2 + lambda L1 is maximised; the loss minimised is its negation, -L2 + lambda (-L1)."),
+    Misconception("lm-term-subtracted", "LM term subtracted",
+                  "Both terms of L3 = L2 + lambda L1 are log-likelihoods to be raised together, so the "
+                  "weighted LM term is added, not subtracted."),
     Misconception("classify-first-position", "Classifier reads the first position",
                   "Under a causal mask only the final position has seen the whole input."),
     Misconception("label-in-input", "Label placed in the input",
@@ -222,8 +234,9 @@ _ENTRIES = (
                   "Perplexity is per token; a different tokenizer changes what a token is."),
     Misconception("mask-alone-prevents-leakage", "The mask alone prevents leakage",
                   "With misaligned labels the current token is in the residual stream; the mask cannot hide it."),
-    Misconception("aux-loss-prevents-forgetting", "The auxiliary loss is proven to prevent forgetting",
-                  "GPT-1 reports better generalisation and faster convergence, not a proof about forgetting."),
+    Misconception("fine-tuning-drops-lm-objective", "The LM objective dropped in fine-tuning",
+                  "GPT-1 keeps language modelling as an auxiliary objective during fine-tuning, weighted by "
+                  "lambda: L3 = L2 + lambda L1."),
     Misconception("softmax-changes-argmax", "Softmax changes the winner",
                   "Softmax is monotonic, so the largest logit is also the most probable token."),
 )

@@ -19,9 +19,8 @@ import numpy as np
 from question_bank.answers import ResponseError, answer_key, judge, parse_response
 from question_bank.errors import require_at_least_one
 from question_bank.exporters._markup import to_text
-from question_bank.generate import generate_variant
+from question_bank.generate import distinct_variants
 from question_bank.registry import resolve_families
-from question_bank.seeding import variant_seed
 
 #: Width the quiz wraps prose to (tables are left as they are).
 WIDTH = 78
@@ -67,7 +66,8 @@ def draw_quiz(families: tuple[str, ...] | list[str], n: int, seed: int) -> list[
     """``n`` variants cycling through ``families`` (all when empty) in a seeded order.
 
     With at least ``n`` families every question comes from a different
-    family; the same arguments always give the same quiz.
+    family, and a family asked twice never repeats a stem; the same
+    arguments always give the same quiz.
 
     Raises:
         QuestionBankError: if ``n < 1`` or a family is unknown.
@@ -76,7 +76,9 @@ def draw_quiz(families: tuple[str, ...] | list[str], n: int, seed: int) -> list[
     names = resolve_families(list(families))
     order = [names[int(i)] for i in np.random.default_rng(seed).permutation(len(names))]
     picks = [(order[i % len(order)], i // len(order)) for i in range(n)]
-    return [generate_variant(name, variant_seed(seed, name, index)) for name, index in picks]
+    per_family = {name: distinct_variants(name, sum(1 for p, _ in picks if p == name), seed)
+                  for name in dict.fromkeys(name for name, _ in picks)}
+    return [per_family[name][index] for name, index in picks]
 
 
 def run_quiz(variants: list[dict[str, Any]], stdin: TextIO, stdout: TextIO,

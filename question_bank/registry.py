@@ -31,6 +31,9 @@ class Family(abc.ABC):
         tags: topics, for LMS categories and filtering.
         distinct_target: distinct variants the stress test expects from
             1000 seeds (numeric families 200; conceptual families their pool).
+        distinct_items: how many different stems the family can ever print,
+            for families drawing from a small pool; ``None`` when the count
+            is practically unbounded. A set never asks for more than this.
     """
 
     name: ClassVar[str]
@@ -39,6 +42,7 @@ class Family(abc.ABC):
     summary: ClassVar[str]
     tags: ClassVar[tuple[str, ...]] = ()
     distinct_target: ClassVar[int] = 200
+    distinct_items: ClassVar[int | None] = None
 
     @abc.abstractmethod
     def build(self, rng: np.random.Generator) -> Draft:
@@ -47,6 +51,15 @@ class Family(abc.ABC):
         The correct answer must come from ``solutions/``. Raise
         :class:`question_bank.errors.Redraw` to reject an unusable draw.
         """
+
+    def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        """What the family's mistake formulas read: the parameters and quantities derived from them.
+
+        Derived only from ``parameters``, so the registry test can evaluate
+        every stored mistake again from the variant alone. Families with
+        derived quantities (log-likelihoods, parameter counts) override it.
+        """
+        return dict(parameters)
 
     @abc.abstractmethod
     def check(self, variant: dict[str, Any]) -> list[str]:

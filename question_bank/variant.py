@@ -1,12 +1,12 @@
 """The variant: one generated question as plain, JSON-serializable data.
 
 A family's ``build`` returns a :class:`Draft` (stem, parameters, answer,
-options, worked solution). :func:`question_bank.generate.generate_variant`
+options, every known mistake, worked solution). :func:`question_bank.generate.generate_variant`
 shuffles the options, gives them ids and turns the draft into a ``dict``
-with this layout (schema 1)::
+with this layout (schema 2)::
 
     {
-      "schema": 1,
+      "schema": 2,
       "id": "perplexity-from-probs-v1-123",     # family, version, seed
       "family": "perplexity-from-probs", "version": 1, "seed": 123,
       "title": "...", "tags": ["perplexity", ...],
@@ -27,8 +27,16 @@ with this layout (schema 1)::
         {"id": "b", "text": "$6.463$", "value": 6.463..., "correct": false,
          "misconception": {"id": "sum-vs-mean", "name": "..."}, "feedback": "..."}
       ],
+      "mistakes": [                              # every known wrong value, drawn or not
+        {"formula": "perplexity-from-probs/total-nll", "value": 6.463..., "text": "$6.463$",
+         "misconception": {"id": "sum-vs-mean", "name": "..."}, "feedback": "..."}
+      ],
       "solution": "Markdown worked solution"
     }
+
+``mistakes`` lists, for answers with a value, every candidate mistake the
+family computed (see :mod:`question_bank.mistakes`) that is finite and
+clearly different from the answer; the wrong choices are drawn from it.
 
 Numeric answers (float, integer, shape) carry choices too, so an exporter
 may ask for a typed answer (value + tolerance) or a multiple-choice pick.
@@ -45,11 +53,11 @@ from typing import Any
 
 import numpy as np
 
-from question_bank.answers import NUMERIC_KINDS
+from question_bank.answers import NUMERIC_KINDS, is_number
 from question_bank.misconceptions import MISCONCEPTIONS
 
 #: Layout version of the variant dict; bump when a key changes meaning.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: Significant digits kept for every float in a variant. Twelve digits are
 #: far more than any answer needs and far fewer than the last bits in which
@@ -99,6 +107,9 @@ class Option:
         correct: whether choosing it is right.
         misconception: id in the catalogue for a wrong choice, else ``None``.
         feedback: Markdown shown after the choice is picked.
+        formula: key of the :mod:`question_bank.mistakes` formula that
+            computed a wrong value (its label comes from there); ``None`` for
+            the correct option and for fixed options of conceptual families.
     """
 
     value: Any
@@ -106,6 +117,7 @@ class Option:
     correct: bool
     misconception: str | None = None
     feedback: str = ""
+    formula: str | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +130,9 @@ class Draft:
     options: list[Option]
     solution: str
     tags: tuple[str, ...] = field(default_factory=tuple)
+    #: Every wrong value the family knows for this question, drawn as a choice
+    #: or not; exporters and judges name a typed answer that matches one.
+    mistakes: list[Option] = field(default_factory=list)
 
 
 def canonical(obj: Any) -> Any:
@@ -155,7 +170,7 @@ def to_json(obj: Any) -> str:
 
 def values_close(a: Any, b: Any, rtol: float, atol: float) -> bool:
     """Whether two choice values agree: numbers within tolerance, else equality."""
-    if _is_number(a) and _is_number(b):
+    if is_number(a) and is_number(b):
         return abs(float(a) - float(b)) <= atol + rtol * abs(float(b))
     return a == b
 
@@ -170,9 +185,9 @@ def answer_matches(answer: dict[str, Any], response: Any) -> bool:
     """
     kind, value = answer["kind"], answer["value"]
     if kind == "float":
-        return _is_number(response) and values_close(response, value, answer["rtol"], answer["atol"])
+        return is_number(response) and values_close(response, value, answer["rtol"], answer["atol"])
     if kind == "integer":
-        return _is_number(response) and float(response) == value
+        return is_number(response) and float(response) == value
     if kind == "shape":
         return isinstance(response, (list, tuple)) and [int(v) for v in response] == list(value)
     if kind == "multiple_choice":
@@ -191,7 +206,7 @@ def validate_variant(variant: dict[str, Any]) -> list[str]:
     """
     problems: list[str] = []
     required = ("schema", "id", "family", "version", "seed", "title", "tags",
-                "parameters", "stem", "answer", "choices", "solution")
+                "parameters", "stem", "answer", "choices", "mistakes", "solution")
     missing = [key for key in required if key not in variant]
     if missing:
         return [f"missing keys {missing}"]
@@ -206,6 +221,7 @@ def validate_variant(variant: dict[str, Any]) -> list[str]:
         return problems + [f"answer kind {kind!r} is not one of {ANSWER_KINDS}"]
     problems += _check_answer_value(answer)
     problems += _check_choices(variant["choices"], answer)
+    problems += _check_mistakes(variant["mistakes"], variant["choices"], answer)
     try:
         if canonical(variant) != variant or json.loads(to_json(variant)) != variant:
             problems.append("variant is not canonical JSON data (unrounded float, tuple or numpy value)")
@@ -214,8 +230,29 @@ def validate_variant(variant: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+def _check_mistakes(mistakes: Any, choices: list[dict[str, Any]], answer: dict[str, Any]) -> list[str]:
+    """Each known mistake is named, explained and wrong; each numeric distractor is one of them."""
+    if not isinstance(mistakes, list):
+        return ["mistakes must be a list"]
+    problems = []
+    for index, mistake in enumerate(mistakes):
+        label = f"mistake {index} ({mistake.get('formula')!r})"
+        ref = mistake.get("misconception")
+        if not isinstance(ref, dict) or ref.get("id") not in MISCONCEPTIONS:
+            problems.append(f"{label} names no catalogued misconception: {ref!r}")
+        if not isinstance(mistake.get("feedback"), str) or not mistake["feedback"].strip():
+            problems.append(f"{label} has no feedback")
+        if not isinstance(mistake.get("text"), str) or not mistake["text"].strip():
+            problems.append(f"{label} has no text")
+        if answer["kind"] in NUMERIC_KINDS and answer_matches(answer, mistake.get("value")):
+            problems.append(f"{label} ({mistake.get('value')!r}) would be accepted as the answer")
+    if answer["kind"] in NUMERIC_KINDS:
+        known = [(m.get("value"), (m.get("misconception") or {}).get("id")) for m in mistakes]
+        for choice in choices:
+            if not choice.get("correct") and (choice.get("value"), (choice.get("misconception") or {}).get("id")) not in known:
+                problems.append(f"choice {choice.get('id')!r} is not among the variant's known mistakes")
+    return problems
 
 
 def _check_answer_value(answer: dict[str, Any]) -> list[str]:

@@ -532,7 +532,7 @@ def test_moodle_numerical_distractors_carry_their_misconception(every_family):
 def test_moodle_shape_question_accepts_the_usual_spellings():
     assert shape_spellings([4, 8, 24])[:3] == ["(4, 8, 24)", "(4,8,24)", "4, 8, 24"]
     assert {"4x8x24", "4 × 8 × 24", "[4, 8, 24]"} <= set(shape_spellings([4, 8, 24]))
-    assert {"(24,)", "24"} <= set(shape_spellings([24]))
+    assert {"(24,)", "24", "(24)", "[24]", "[24,]"} <= set(shape_spellings([24]))
 
 
 def test_cdata_survives_a_closing_marker():
@@ -561,7 +561,10 @@ def test_mathml_escapes_text_arguments_and_is_well_formed():
 
 
 def test_tex_to_text_reads_well_in_a_terminal():
-    assert tex_to_text("\\frac{1}{6}\\sum_i \\ln p_i \\times 2") == "(1)/(6)Σ_i ln p_i × 2"
+    assert tex_to_text("\\frac{1}{6}\\sum_i \\ln p_i \\times 2") == "(1/6)Σ_i ln p_i × 2"
+    assert tex_to_text("-\\frac{1}{3}\\sum_i \\ln p_i") == "-(1/3)Σ_i ln p_i"
+    assert tex_to_text("\\frac{x + 1}{2}") == "((x + 1)/2)"
+    assert tex_to_text("88{,}821") == "88,821"
     assert tex_to_text("\\text{full}") == "full"
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import html
-from typing import Any
+from typing import Any, Callable
 
+from question_bank import formatting as fmt
 from question_bank.errors import QuestionBankError
 from question_bank.exporters._markup import inline, tex_delimited, to_html
 
@@ -57,14 +58,28 @@ def question_html(variant: dict[str, Any], instruction: str = "") -> str:
     return text
 
 
-def common_mistakes_html(variant: dict[str, Any]) -> str:
-    """Each distractor's value with its misconception and feedback, for numeric items
-    whose LMS question type cannot attach feedback to a wrong value."""
-    rows = "".join(
-        f"<li>{md_inline(c['text'])}: <em>{html.escape(c['misconception']['name'])}</em>. "
-        f"{md_inline(c['feedback'])}</li>"
-        for c in variant["choices"] if not c["correct"])
-    return f"<p>Common mistakes:</p><ul>{rows}</ul>"
+def common_mistakes_html(variant: dict[str, Any],
+                         as_asked: Callable[[float], float | None] = lambda x: x) -> str:
+    """Every known mistake's value with its misconception and feedback, for numeric items
+    whose LMS question type cannot attach feedback to a wrong value.
+
+    ``as_asked`` maps a value to the scale the student types (a natural log or a
+    rescaled number on Canvas); ``None`` means that scale cannot show it.
+    """
+    rows = []
+    for mistake in variant["mistakes"]:
+        shown = as_asked(mistake["value"])
+        number = "(no value on this scale)" if shown is None else md_inline(_number_text(shown))
+        rows.append(f"<li>{number}: <em>{html.escape(mistake['misconception']['name'])}</em>. "
+                    f"{md_inline(mistake['feedback'])}</li>")
+    return f"<p>Common mistakes:</p><ul>{''.join(rows)}</ul>"
+
+
+def _number_text(x: float | int) -> str:
+    """A value as the student would type it: integers exact and grouped, floats to 4 figures."""
+    if isinstance(x, int) and not isinstance(x, bool):
+        return fmt.integer(x)
+    return fmt.num_tex(x).replace(",", "{,}")
 
 
 def correct_feedback(variant: dict[str, Any]) -> str:

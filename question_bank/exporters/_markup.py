@@ -132,11 +132,18 @@ _TEX_SYMBOLS = {
 }
 
 
+def _fraction_text(match: re.Match[str]) -> str:
+    """``\\frac{a}{b}`` as ``(a/b)``; a compound part keeps its own brackets: ``((x+1)/2)``."""
+    parts = [p.strip() for p in match.groups()]
+    shown = [p if re.fullmatch(r"[\w.]+", p) else f"({p})" for p in parts]
+    return f"({shown[0]}/{shown[1]})"
+
+
 def tex_to_text(tex: str) -> str:
-    """LaTeX -> readable plain text (``\\frac{1}{6}`` -> ``(1)/(6)``, ``\\times`` -> ``×``)."""
+    """LaTeX -> readable plain text (``\\frac{1}{6}`` -> ``(1/6)``, ``\\times`` -> ``×``)."""
     text = re.sub(r"\\(?:text|texttt|textbf|textit|mathrm|operatorname)\s*\{([^{}]*)\}", r"\1", tex)
     for _ in range(3):  # nested fractions
-        text = re.sub(r"\\frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"(\1)/(\2)", text)
+        text = re.sub(r"\\frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}", _fraction_text, text)
     for command in sorted(_TEX_SYMBOLS, key=len, reverse=True):
         text = re.sub(re.escape(command) + r"(?![A-Za-z])", _TEX_SYMBOLS[command], text)
     text = re.sub(r"\\bar\s*(\w)", "\\1\u0304", text)  # combining macron: ℓ̄

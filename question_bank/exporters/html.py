@@ -11,7 +11,7 @@ from typing import Any
 from question_bank.exporters import ANSWER_KEY_STEM, Files, register_exporter, sheet_file_names
 from question_bank.exporters._markup import inline, mathml, to_html
 from question_bank.exporters._page import document
-from question_bank.exporters.markdown import answer_text, how_to_answer
+from question_bank.exporters.markdown import answer_text, how_to_answer, undrawn_mistakes
 
 
 @register_exporter("html", ".html", "Printable HTML worksheet and a separate answer key (offline math)")
@@ -77,5 +77,16 @@ def key_entry_html(number: int, variant: dict[str, Any]) -> str:
         to_html(variant["solution"], mathml),
         "<p><strong>Why the other choices are wrong:</strong></p>",
         f"<ul>{wrong}</ul>",
+        *_other_mistakes_html(variant),
         "</section>",
     ])
+
+
+def _other_mistakes_html(variant: dict[str, Any]) -> list[str]:
+    """The known mistakes that are not among the choices, if any."""
+    others = undrawn_mistakes(variant)
+    if not others:
+        return []
+    items = "".join(f"<li>{inline(m['text'], mathml)} <em>{html.escape(m['misconception']['name'])}</em>: "
+                    f"{inline(m['feedback'], mathml)}</li>" for m in others)
+    return ["<p><strong>Other mistakes a typed answer is checked against:</strong></p>", f"<ul>{items}</ul>"]

@@ -62,8 +62,18 @@ def render_key(sheet: dict[str, Any], heading_level: int = 1, title: bool = True
             if not choice["correct"]:
                 name = choice["misconception"]["name"]
                 lines.append(f"- ({choice['id']}) *{name}*: {choice['feedback']}")
+        others = undrawn_mistakes(variant)
+        if others:
+            lines += ["", "**Other mistakes a typed answer is checked against:**", ""]
+            lines += [f"- {m['text']} *{m['misconception']['name']}*: {m['feedback']}" for m in others]
         lines.append("")
     return "\n".join(lines)
+
+
+def undrawn_mistakes(variant: dict[str, Any]) -> list[dict[str, Any]]:
+    """The variant's known mistakes whose value is not among its choices."""
+    drawn = [c["value"] for c in variant["choices"]]
+    return [m for m in variant["mistakes"] if m["value"] not in drawn]
 
 
 def how_to_answer(answer: dict[str, Any]) -> str:

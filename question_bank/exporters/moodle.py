@@ -4,7 +4,8 @@ Question types:
 
 * float and integer answers -> ``numerical``: the answer with its absolute
   tolerance (Moodle's tolerance is absolute, so rtol is turned into one),
-  then each distractor value as a 0% answer carrying its misconception's
+  then every mistake the family knows for the variant (the distractors and
+  the candidates not drawn) as a 0% answer carrying its misconception's
   feedback, then a ``*`` answer for any other number;
 * shapes -> ``shortanswer``: the usual ways of typing the shape are accepted
   ((4, 8, 24), 4x8x24, ...), distractor shapes get their feedback;
@@ -138,10 +139,9 @@ def numerical_question(number: int, variant: dict[str, Any], html_parts: list[st
     question = _header(number, variant, "numerical", numeric_instruction(answer), html_parts)
     _answer(question, "100", xml_number(answer["value"]), correct_feedback(variant), html_parts,
             tolerance=xml_number(absolute_tolerance(answer, answer["value"])))
-    for choice in variant["choices"]:
-        if not choice["correct"]:
-            _answer(question, "0", xml_number(choice["value"]), _mistake_html(choice), html_parts,
-                    tolerance=xml_number(absolute_tolerance(answer, choice["value"])))
+    for mistake in variant["mistakes"]:
+        _answer(question, "0", xml_number(mistake["value"]), _mistake_html(mistake), html_parts,
+                tolerance=xml_number(absolute_tolerance(answer, mistake["value"])))
     _answer(question, "0", "*", "Not right; compare your steps with the worked solution.", html_parts,
             tolerance="0")
     # Units are named in the question text; Moodle should not ask for them.
@@ -160,7 +160,8 @@ def shape_spellings(dims: list[int]) -> list[str]:
     forms = [f"({comma})", f"({tight})", comma, tight, f"[{comma}]", f"[{tight}]"]
     forms += [sep.join(map(str, dims)) for sep in ("x", " x ", "×", " × ")]
     if len(dims) == 1:
-        forms.append(str(dims[0]))
+        # A one-axis shape is also typed without the tuple comma: 3218, (3218), [3218].
+        forms += [str(dims[0]), f"({dims[0]})", f"[{dims[0]}]"]
     return list(dict.fromkeys(forms))
 
 
@@ -172,10 +173,12 @@ def shape_question(number: int, variant: dict[str, Any], html_parts: list[str]) 
     feedback = correct_feedback(variant)
     for form in shape_spellings(variant["answer"]["value"]):
         _answer(question, "100", form, feedback, html_parts)
-    for choice in variant["choices"]:
-        if not choice["correct"]:
-            for form in shape_spellings(choice["value"]):
-                _answer(question, "0", form, _mistake_html(choice), html_parts)
+    taken = set(shape_spellings(variant["answer"]["value"]))
+    for mistake in variant["mistakes"]:
+        for form in shape_spellings(mistake["value"]):
+            if form not in taken:          # Moodle uses the first answer a response matches
+                taken.add(form)
+                _answer(question, "0", form, _mistake_html(mistake), html_parts)
     _answer(question, "0", "*", "Not right; compare your steps with the worked solution.", html_parts)
     return question
 
@@ -231,5 +234,5 @@ def multichoice_question(number: int, variant: dict[str, Any], html_parts: list[
 
 
 def _mistake_html(choice: dict[str, Any]) -> str:
-    """A distractor's feedback, led by the name of its misconception."""
+    """A distractor's (or known mistake's) feedback, led by the name of its misconception."""
     return f"<em>{html.escape(choice['misconception']['name'])}</em>. {md_inline(choice['feedback'])}"

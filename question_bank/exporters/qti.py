@@ -97,11 +97,31 @@ def canvas_number(answer: dict[str, Any]) -> CanvasNumber:
         return CanvasNumber(math.log(value), answer["rtol"] + answer["atol"] / value,
                             "Canvas cannot take numbers this small: type the natural log of your "
                             "answer, $\\ln x$ (for $x = 0.0012$ type $-6.725$).")
-    power = math.ceil(math.log10(CANVAS_MIN_MARGIN / margin))
-    scale = 10 ** power
+    scale = _scale(margin)
     return CanvasNumber(value * scale, margin * scale,
                         f"Canvas keeps 4 decimal places: type your answer multiplied by "
                         f"{scale:,} (for $x = 0.0012$ type ${xml_number(0.0012 * scale)}$).")
+
+
+def _scale(margin: float) -> int:
+    """The power of ten that lifts an absolute tolerance ``margin`` to Canvas's 1e-4."""
+    return 10 ** math.ceil(math.log10(CANVAS_MIN_MARGIN / margin))
+
+
+def as_asked(answer: dict[str, Any], x: float | int) -> float | int | None:
+    """``x`` on the scale Canvas asks ``answer`` in (see :func:`canvas_number`).
+
+    ``None`` when that scale cannot show ``x``: a non-positive number has no
+    natural log.
+    """
+    if answer["kind"] == "integer":
+        return x
+    margin = absolute_tolerance(answer, answer["value"])
+    if margin >= CANVAS_MIN_MARGIN:
+        return x
+    if 0 < answer["value"] < CANVAS_LOG_BELOW:
+        return math.log(x) if x > 0 else None
+    return x * _scale(margin)
 
 
 @register_exporter("qti", ".zip", "Canvas QTI 1.2 zip (numerical with tolerance, choices with feedback)")
@@ -259,7 +279,7 @@ def numerical_item(number: int, variant: dict[str, Any]) -> ET.Element:
     _condition(resprocessing, "Yes", ET.Element("other"), feedback="general_incorrect_fb")
     _feedback(item, "general_fb", md_html(variant["solution"]))
     _feedback(item, "correct_fb", correct_feedback(variant))
-    _feedback(item, "general_incorrect_fb", common_mistakes_html(variant))
+    _feedback(item, "general_incorrect_fb", common_mistakes_html(variant, lambda x: as_asked(answer, x)))
     return item
 
 

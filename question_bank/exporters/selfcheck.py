@@ -20,7 +20,7 @@ from question_bank.exporters import Files, register_exporter, sheet_file_names
 from question_bank.exporters._markup import inline, mathml, to_html
 from question_bank.exporters._page import BASE_CSS, document
 from question_bank.exporters._payload import encode_payload
-from question_bank.exporters._selfcheck_script import SELFCHECK_CSS, SELFCHECK_JS
+from question_bank.exporters._static import static_text
 
 _PLACEHOLDER = {
     "float": "e.g. 0.0012 or 1.2e-3",
@@ -53,7 +53,8 @@ def render_page(sheet: dict[str, Any]) -> str:
     if sheet["student_id"] is not None:
         body.insert(1, f'<p class="meta">Student: <code>{html.escape(sheet["student_id"])}</code></p>')
     body += [item_html(number, variant) for number, variant in enumerate(sheet["variants"], start=1)]
-    return document("Practice questions", "\n".join(body), BASE_CSS + SELFCHECK_CSS, SELFCHECK_JS)
+    return document("Practice questions", "\n".join(body), BASE_CSS + static_text("selfcheck.css"),
+                    static_text("selfcheck.js"))
 
 
 def item_key(number: int) -> str:

@@ -17,6 +17,7 @@ from question_bank.families._common import (
     probabilities,
     word_run,
 )
+from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import sequence_log_prob
@@ -24,10 +25,32 @@ from solutions import sequence_log_prob
 #: Log-ratios closer to zero than this make a poor question (the models barely differ).
 MIN_LOG_RATIO = 0.05
 
+#: Every wrong value this family knows, by what is asked.
+MISTAKES = register_mistakes("bigram-vs-full", [
+    ("bigram_probability/full-column", "bigram-is-exact", "prod full", lambda f: math.exp(f["log_full"]),
+     "That is the full-history product; the bigram model uses its own conditionals."),
+    ("bigram_probability/sum", "sum-not-product", "sum bigram", lambda f: sum(f["bigram"]),
+     "The bigram factors are multiplied, not added."),
+    ("bigram_probability/first-dropped", "drops-first-factor", "P_bigram / p_1",
+     lambda f: f["p_bigram"] / f["bigram"][0], "The first factor ({p1}) is part of the bigram product too."),
+    ("bigram_probability/geometric-mean", "sum-vs-mean", "P_bigram^(1/n)",
+     lambda f: f["p_bigram"] ** (1 / f["n"]),
+     "That is the per-token geometric mean, not the probability of the sentence."),
+    ("log_ratio/inverted", "ratio-inverted", "ln P_bigram - ln P_full", lambda f: -f["log_ratio"],
+     "That is $\\ln P_{{\\text{{bigram}}}} - \\ln P_{{\\text{{full}}}}$; the question subtracts the bigram term."),
+    ("log_ratio/log10", "wrong-log-base", "(ln P_full - ln P_bigram) / ln 10",
+     lambda f: f["log_ratio"] / math.log(10), "That difference uses base-10 logs; use natural logs."),
+    ("log_ratio/bits", "wrong-log-base", "(ln P_full - ln P_bigram) / ln 2",
+     lambda f: f["log_ratio"] / math.log(2), "That difference is in bits; the question asks for nats."),
+    ("log_ratio/per-token", "sum-vs-mean", "(ln P_full - ln P_bigram) / n", lambda f: f["log_ratio"] / f["n"],
+     "That is the difference per token; the question asks for the whole sentence."),
+])
+
 
 @register_family
 class BigramVsFull(Family):
     name = "bigram-vs-full"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "Bigram approximation against the full history"
     summary = "Score a sentence with full-history and bigram conditionals; compare the two products."
     tags = ("chain-rule", "n-gram", "likelihood")
@@ -50,15 +73,6 @@ class BigramVsFull(Family):
         if ask == "bigram_probability":
             stem += "What probability does the **bigram** model give the sentence?"
             answer = float_answer(p_bigram)
-            candidates = [
-                ("bigram-is-exact", math.exp(log_full), "That is the full-history product; the bigram model "
-                 "uses its own conditionals."),
-                ("sum-not-product", sum(bigram), "The bigram factors are multiplied, not added."),
-                ("drops-first-factor", p_bigram / bigram[0], "The first factor "
-                 f"({fmt.exact(bigram[0])}) is part of the bigram product too."),
-                ("sum-vs-mean", p_bigram ** (1 / n), "That is the per-token geometric mean, not the "
-                 "probability of the sentence."),
-            ]
         else:
             value = log_full - log_bigram
             if abs(value) < MIN_LOG_RATIO:
@@ -66,23 +80,25 @@ class BigramVsFull(Family):
             stem += ("What is the difference of the log-probabilities, "
                      "$\\ln P_{\\text{full}} - \\ln P_{\\text{bigram}}$, in nats?")
             answer = float_answer(value, unit="nats")
-            candidates = [
-                ("ratio-inverted", -value, "That is $\\ln P_{\\text{bigram}} - \\ln P_{\\text{full}}$; "
-                 "the question subtracts the bigram term."),
-                ("wrong-log-base", value / math.log(10), "That difference uses base-10 logs; use natural logs."),
-                ("wrong-log-base", value / math.log(2), "That difference is in bits; the question asks for nats."),
-                ("sum-vs-mean", value / n, "That is the difference per token; the question asks for the "
-                 "whole sentence."),
-            ]
         solution = (f"Multiply each column (chain rule). Full history: $P = {fmt.num(math.exp(log_full))}$, "
                     f"$\\ln P = {fmt.num(log_full)}$. Bigram: $P = {fmt.num(p_bigram)}$, "
                     f"$\\ln P = {fmt.num(log_bigram)}$. The difference of logs is "
                     f"${fmt.num(log_full - log_bigram)}$ nats. The products differ because the conditionals "
                     "differ; a bigram model is an approximation, not the chain rule itself.")
-        options = numeric_options(rng, answer.value, fmt.num_tex(answer.value), candidates, fmt.num_tex,
+        parameters = {"tokens": words, "full": full, "bigram": bigram, "ask": ask}
+        wrong = wrong_options(MISTAKES, [k for k in MISTAKES if k.startswith(ask + "/")],
+                              self.facts(parameters), fmt.num_tex)
+        options = numeric_options(rng, answer.value, fmt.num_tex(answer.value), wrong,
                                   "Correct: multiply the right column, then compare in log space.")
-        return Draft(parameters={"tokens": words, "full": full, "bigram": bigram, "ask": ask},
-                     stem=stem, answer=answer, options=options, solution=solution)
+        return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
+                     mistakes=wrong)
+
+    def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        """Both log-probabilities, the bigram product, their log-ratio and the first factor as printed."""
+        log_full, log_bigram = sequence_log_prob(parameters["full"]), sequence_log_prob(parameters["bigram"])
+        return {**parameters, "log_full": log_full, "p_bigram": math.exp(log_bigram),
+                "log_ratio": log_full - log_bigram, "n": len(parameters["full"]),
+                "p1": fmt.exact(parameters["bigram"][0])}
 
     def check(self, variant: dict[str, Any]) -> list[str]:
         params = variant["parameters"]

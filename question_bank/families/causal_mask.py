@@ -9,6 +9,7 @@ from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.errors import Redraw
 from question_bank.families._common import check_equal, int_answer
+from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Answer, Draft, Option
 from solutions import causal_mask
@@ -16,10 +17,31 @@ from solutions import causal_mask
 ASKS = ("blocked_count", "allowed_count", "blocked_pairs")
 PAIRS_SHOWN = 5
 
+#: Every wrong count this family knows, by what is asked.
+MISTAKES = register_mistakes("causal-mask", [
+    ("blocked_count/diagonal-blocked", "mask-counts-diagonal", "T(T+1)/2", lambda f: f["T"] * (f["T"] + 1) // 2,
+     "A position may attend to itself; the diagonal is allowed."),
+    ("blocked_count/both-triangles", "mask-both-triangles", "T^2 - T", lambda f: f["T"] ** 2 - f["T"],
+     "Only keys after the query are blocked, one triangle."),
+    ("blocked_count/every-pair", "no-mask", "T^2", lambda f: f["T"] ** 2,
+     "That is every pair; the mask blocks only the future."),
+    ("blocked_count/allowed", "allowed-vs-blocked", "T(T+1)/2 allowed", lambda f: f["T"] * (f["T"] + 1) // 2,
+     "That counts the allowed pairs (diagonal and past)."),
+    ("allowed_count/blocked", "allowed-vs-blocked", "T(T-1)/2", lambda f: f["T"] * (f["T"] - 1) // 2,
+     "That counts the blocked (future) pairs."),
+    ("allowed_count/every-pair", "no-mask", "T^2", lambda f: f["T"] ** 2,
+     "That ignores the mask: future keys are blocked."),
+    ("allowed_count/diagonal-only", "attends-only-to-itself", "T", lambda f: f["T"],
+     "Each query also sees every earlier key."),
+    ("allowed_count/diagonal-blocked", "mask-counts-diagonal", "T(T-1)/2 allowed",
+     lambda f: f["T"] * (f["T"] - 1) // 2, "A position may attend to itself; add the diagonal."),
+])
+
 
 @register_family
 class CausalMask(Family):
     name = "causal-mask"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "Blocked pairs of a causal mask"
     summary = "Count blocked or allowed query-key pairs for T positions, or pick the blocked pairs."
     tags = ("attention", "causal-mask")
@@ -37,29 +59,18 @@ class CausalMask(Family):
         if ask == "blocked_count":
             stem += "how many pairs does the causal mask **block**?"
             value = blocked
-            candidates = [
-                ("mask-counts-diagonal", T * (T + 1) // 2,
-                 "A position may attend to itself; the diagonal is allowed."),
-                ("mask-both-triangles", T * T - T, "Only keys after the query are blocked, one triangle."),
-                ("no-mask", T * T, "That is every pair; the mask blocks only the future."),
-                ("allowed-vs-blocked", allowed, "That counts the allowed pairs (diagonal and past)."),
-            ]
         else:
             stem += "how many pairs remain **allowed**?"
             value = allowed
-            candidates = [
-                ("allowed-vs-blocked", blocked, "That counts the blocked (future) pairs."),
-                ("no-mask", T * T, "That ignores the mask: future keys are blocked."),
-                ("attends-only-to-itself", T, "Each query also sees every earlier key."),
-                ("mask-counts-diagonal", T * (T - 1) // 2, "A position may attend to itself; add the diagonal."),
-            ]
         solution = (f"Query j may see keys k <= j, so the mask blocks the strict upper triangle: "
                     f"T(T-1)/2 = {fmt.integer(blocked)} pairs blocked, and T(T+1)/2 = {fmt.integer(allowed)} "
                     f"allowed (diagonal included), out of T^2 = {fmt.integer(T * T)}.")
-        options = numeric_options(rng, value, fmt.integer(value), candidates, fmt.integer,
+        parameters = {"ask": ask, "T": T}
+        wrong = wrong_options(MISTAKES, [k for k in MISTAKES if k.startswith(ask + "/")], parameters, fmt.integer)
+        options = numeric_options(rng, value, fmt.integer(value), wrong,
                                   "Correct: only keys after the query are blocked.")
-        return Draft(parameters={"ask": ask, "T": T}, stem=stem, answer=int_answer(value, unit="pairs"),
-                     options=options, solution=solution)
+        return Draft(parameters=parameters, stem=stem, answer=int_answer(value, unit="pairs"),
+                     options=options, solution=solution, mistakes=wrong)
 
     def _pairs(self, rng: np.random.Generator) -> Draft:
         T = int(rng.integers(3, 9))

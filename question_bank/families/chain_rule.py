@@ -16,6 +16,7 @@ from question_bank.families._common import (
     probabilities,
     word_run,
 )
+from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import sequence_log_prob
@@ -23,10 +24,35 @@ from solutions import sequence_log_prob
 #: Below this joint probability the question asks for ln P instead of P.
 TINY_PROBABILITY = 1e-3
 
+#: Every wrong value this family knows, by what is asked ("log" or "probability").
+MISTAKES = register_mistakes("chain-rule-joint", [
+    ("log/log10", "wrong-log-base", "log10 P", lambda f: f["log_p"] / math.log(10),
+     "That is the base-10 log; use the natural log."),
+    ("log/log2", "wrong-log-base", "log2 P", lambda f: f["log_p"] / math.log(2),
+     "That is the base-2 log (bits); use the natural log."),
+    ("log/mean", "sum-vs-mean", "ln P / n", lambda f: f["log_p"] / f["n"],
+     "That is the mean log-probability per token; the sequence log-probability is the sum."),
+    ("log/negated", "log-sign", "-ln P", lambda f: -f["log_p"],
+     "That is the negative log-likelihood; a log-probability is negative."),
+    ("log/first-dropped", "drops-first-factor", "ln P - ln p_1", lambda f: f["log_p"] - math.log(f["probs"][0]),
+     "The first token's conditional ({p1}) belongs in the sum too."),
+    ("log/sum-of-probs", "sum-not-product", "ln(sum p_i)", lambda f: math.log(sum(f["probs"])),
+     "Adding the probabilities before taking the log does not follow the chain rule; add their logs."),
+    ("probability/sum", "sum-not-product", "sum p_i", lambda f: sum(f["probs"]),
+     "The chain rule multiplies the conditionals; it does not add them."),
+    ("probability/first-dropped", "drops-first-factor", "P / p_1", lambda f: f["joint"] / f["probs"][0],
+     "The first token's conditional ({p1}) is a factor too."),
+    ("probability/geometric-mean", "sum-vs-mean", "P^(1/n)", lambda f: f["joint"] ** (1 / f["n"]),
+     "That is the geometric mean per token, not the probability of the sequence."),
+    ("probability/arithmetic-mean", "sum-vs-mean", "mean p_i", lambda f: sum(f["probs"]) / f["n"],
+     "That is the average conditional, not the probability of the sequence."),
+])
+
 
 @register_family
 class ChainRuleJoint(Family):
     name = "chain-rule-joint"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "Joint probability by the chain rule"
     summary = "Multiply next-token conditionals into a sequence probability, or sum their logs."
     tags = ("chain-rule", "likelihood")
@@ -47,40 +73,29 @@ class ChainRuleJoint(Family):
             question = ("What is $\\ln P(w_1, \\dots, w_n \\mid \\texttt{<s>})$, the natural log of the "
                         "probability of the whole sequence?")
             answer = float_answer(log_p, unit="nats", log_space=True)
-            candidates = [
-                ("wrong-log-base", log_p / math.log(10), "That is the base-10 log; use the natural log."),
-                ("wrong-log-base", log_p / math.log(2), "That is the base-2 log (bits); use the natural log."),
-                ("sum-vs-mean", log_p / n, "That is the mean log-probability per token; the sequence "
-                 "log-probability is the sum."),
-                ("log-sign", -log_p, "That is the negative log-likelihood; a log-probability is negative."),
-                ("drops-first-factor", log_p - math.log(probs[0]), "The first token's conditional "
-                 f"({fmt.exact(probs[0])}) belongs in the sum too."),
-                ("sum-not-product", math.log(sum(probs)), "Adding the probabilities before taking the "
-                 "log does not follow the chain rule; add their logs."),
-            ]
         else:
             question = "What is the probability $P(w_1, \\dots, w_n \\mid \\texttt{<s>})$ of the whole sequence?"
             answer = float_answer(joint)
-            candidates = [
-                ("sum-not-product", sum(probs), "The chain rule multiplies the conditionals; it does not add them."),
-                ("drops-first-factor", joint / probs[0], "The first token's conditional "
-                 f"({fmt.exact(probs[0])}) is a factor too."),
-                ("sum-vs-mean", joint ** (1 / n), "That is the geometric mean per token, not the "
-                 "probability of the sequence."),
-                ("sum-vs-mean", sum(probs) / n, "That is the average conditional, not the probability "
-                 "of the sequence."),
-            ]
         stem = (f"A language model reads {context} one token at a time. For each token it gives the "
                 f"probability conditioned on everything before it:\n\n{table}\n\n{question}")
         solution = (f"By the chain rule the sequence probability is the product of the conditionals: "
                     f"$P = {factors} = {fmt.num(joint)}$. In log space the product becomes a sum, "
                     f"$\\ln P = \\sum_i \\ln p(w_i \\mid w_{{<i}}) = {fmt.num(log_p)}$ nats; summing logs "
                     "avoids the underflow of multiplying many small numbers.")
-        render = fmt.num_tex
-        options = numeric_options(rng, answer.value, render(answer.value), candidates, render,
+        parameters = {"tokens": words, "probs": probs, "ask": "log" if ask_log else "probability"}
+        wrong = wrong_options(MISTAKES, [k for k in MISTAKES if k.startswith(parameters["ask"] + "/")],
+                              self.facts(parameters), fmt.num_tex)
+        options = numeric_options(rng, answer.value, fmt.num_tex(answer.value), wrong,
                                   "Correct: the chain rule multiplies every conditional.")
-        return Draft(parameters={"tokens": words, "probs": probs, "ask": "log" if ask_log else "probability"},
-                     stem=stem, answer=answer, options=options, solution=solution)
+        return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
+                     mistakes=wrong)
+
+    def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        """The log and the product of the conditionals, their count and the first one as printed."""
+        probs = parameters["probs"]
+        log_p = sequence_log_prob(probs)
+        return {**parameters, "log_p": log_p, "joint": math.exp(log_p), "n": len(probs),
+                "p1": fmt.exact(probs[0])}
 
     def check(self, variant: dict[str, Any]) -> list[str]:
         params = variant["parameters"]

@@ -9,14 +9,33 @@ from autograder.runtime.tolerances import QUESTION_FD_ATOL, QUESTION_FD_EPS
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import float_answer, plain_mean_cross_entropy
+from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import cross_entropy_loss, softmax
 
 
+#: Every wrong value this family knows; ``value`` is the reference entry, ``p`` the softmax
+#: probability at that entry and ``onehot`` the one-hot entry.
+MISTAKES = register_mistakes("dlogits-entry", [
+    ("no-1-over-n", "missing-1-over-n", "(p - onehot)", lambda f: f["value"] * f["N"],
+     "That leaves out the 1/N = 1/{N} of the mean."),
+    ("no-onehot", "softmax-without-onehot", "p / N", lambda f: f["p"] / f["N"],
+     "That forgets to subtract the one-hot at the target token."),
+    ("negated", "gradient-sign", "(onehot - p) / N", lambda f: -f["value"],
+     "That is onehot minus softmax, the negative of the gradient."),
+    ("over-vocab", "divide-by-vocab", "(p - onehot) / V", lambda f: f["value"] * f["N"] / f["V"],
+     "That divides by V = {V}; the mean runs over the N = {N} positions."),
+    ("logit-for-probability", "logits-not-probabilities", "(z - onehot) / N",
+     lambda f: (f["logits"][f["row"]][f["column"]] - f["onehot"]) / f["N"],
+     "That uses the raw logit where the softmax probability belongs."),
+])
+
+
 @register_family
 class DlogitsEntry(Family):
     name = "dlogits-entry"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "An entry of the loss gradient"
     summary = "Compute one entry of dlogits = (softmax(logits) - onehot(target)) / N."
     tags = ("gradient", "cross-entropy")
@@ -39,23 +58,26 @@ class DlogitsEntry(Family):
                 f"targets:\n\n{fmt.table(header, rows)}\n\nWhat is "
                 f"$\\partial L / \\partial z_{{{i},{j}}}$, the entry of dlogits at position {i}, token {j}?")
         answer = float_answer(value)
-        candidates = [
-            ("missing-1-over-n", value * N, f"That leaves out the 1/N = 1/{N} of the mean."),
-            ("softmax-without-onehot", p / N, "That forgets to subtract the one-hot at the target token."),
-            ("gradient-sign", -value, "That is onehot minus softmax, the negative of the gradient."),
-            ("divide-by-vocab", value * N / V, f"That divides by V = {V}; the mean runs over the N = {N} positions."),
-            ("logits-not-probabilities", (float(logits[i, j]) - onehot) / N, "That uses the raw logit where "
-             "the softmax probability belongs."),
-        ]
         solution = (f"For position {i}, $p = \\operatorname{{softmax}}(z_{i})$ gives $p_{{{j}}} = {fmt.num(p)}$. "
                     f"The target is {int(targets[i])}, so the one-hot entry is {int(onehot)}. Hence "
                     f"$\\partial L/\\partial z_{{{i},{j}}} = (p_{{{j}}} - {int(onehot)})/N = "
                     f"({fmt.num(p)} - {int(onehot)})/{N} = {fmt.num(value)}$.")
-        options = numeric_options(rng, answer.value, fmt.num_tex(value), candidates, fmt.num_tex,
+        parameters = {"logits": logits.astype(int).tolist(), "targets": targets.tolist(), "row": i, "column": j}
+        wrong = wrong_options(MISTAKES, list(MISTAKES), self.facts(parameters), fmt.num_tex)
+        options = numeric_options(rng, answer.value, fmt.num_tex(value), wrong,
                                   "Correct: softmax minus one-hot, divided by N.")
-        return Draft(parameters={"logits": logits.astype(int).tolist(), "targets": targets.tolist(),
-                                 "row": i, "column": j},
-                     stem=stem, answer=answer, options=options, solution=solution)
+        return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
+                     mistakes=wrong)
+
+    def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        """Sizes, the softmax probability and one-hot at the asked entry, and the reference entry."""
+        logits = np.asarray(parameters["logits"], dtype=np.float64)          # (N, V)
+        targets = np.asarray(parameters["targets"])                           # (N,)
+        i, j = parameters["row"], parameters["column"]
+        _, dlogits = cross_entropy_loss(logits[None], targets[None])
+        N, V = logits.shape
+        return {**parameters, "N": N, "V": V, "p": float(softmax(logits[i])[j]),
+                "onehot": 1.0 if int(targets[i]) == j else 0.0, "value": float(dlogits[0, i, j])}
 
     def check(self, variant: dict[str, Any]) -> list[str]:
         """Central differences of a plain-Python loss: brute force, no formula."""

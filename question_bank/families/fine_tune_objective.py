@@ -8,16 +8,39 @@ import numpy as np
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import check_close, exact_product, float_answer, log_fraction, probabilities
+from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import sequence_log_prob
 
 LAMBDAS = (0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.7)
 
+#: Every wrong value this family knows: (name, misconception, formula, compute, feedback).
+#: ``sign`` is -1 when the question asks for the minimised loss -L3, else +1.
+MISTAKES = register_mistakes("fine-tune-objective", [
+    ("lambda-dropped", "lambda-dropped", "sign*(L2 + L1)",
+     lambda f: f["sign"] * (f["L2"] + f["L1"]), "The LM term is scaled by lambda."),
+    ("lambda-on-L2", "lambda-on-wrong-term", "sign*(lambda*L2 + L1)",
+     lambda f: f["sign"] * (f["lambda"] * f["L2"] + f["L1"]), "Lambda weights the auxiliary LM term L1, not L2."),
+    ("other-sign", "maximize-minimize-sign", "-sign*(L2 + lambda*L1)",
+     lambda f: -f["sign"] * (f["L2"] + f["lambda"] * f["L1"]),
+     "That is the other sign: the objective is maximised, the loss is its negation."),
+    ("lm-term-subtracted", "lm-term-subtracted", "sign*(L2 - lambda*L1)",
+     lambda f: f["sign"] * (f["L2"] - f["lambda"] * f["L1"]),
+     "Both terms are log-likelihoods added with the same sign."),
+    ("weight-norms", "l1-l2-are-norms", "||w||_2^2 + lambda*||w||_1",
+     lambda f: f["l2_squared"] + f["lambda"] * f["l1_norm"],
+     "L1 and L2 here are log-likelihoods; the weight norms play no part in GPT-1's objective."),
+    ("means-not-sums", "sum-vs-mean", "sign*(mean ln p(label) + lambda*mean ln p(token))",
+     lambda f: f["sign"] * (f["L2"] / f["n_labels"] + f["lambda"] * f["L1"] / f["n_tokens"]),
+     "That averages each log-likelihood; in GPT-1, L1 and L2 are sums over the batch."),
+])
+
 
 @register_family
 class FineTuneObjective(Family):
     name = "fine-tune-objective"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "GPT-1's combined fine-tuning objective"
     summary = "Evaluate L3 = L2 + lambda*L1 (or the loss -L3) from label and token log-likelihoods."
     tags = ("fine-tuning", "gpt-1", "likelihood")
@@ -27,40 +50,42 @@ class FineTuneObjective(Family):
         token_probs = probabilities(rng, int(rng.integers(3, 7)), low=5, high=95)
         lam = float(LAMBDAS[int(rng.integers(len(LAMBDAS)))])
         weights = [int(w) / 10 for w in rng.integers(-20, 21, size=3)]
-        L2 = sequence_log_prob(label_probs)      # supervised log-likelihood
-        L1 = sequence_log_prob(token_probs)      # auxiliary language-model log-likelihood
-        L3 = L2 + lam * L1
         minimise = bool(rng.random() < 0.5)
-        sign = -1.0 if minimise else 1.0
-        l1_norm, l2_sq = sum(abs(w) for w in weights), sum(w * w for w in weights)
+        parameters = {"label_probs": label_probs, "token_probs": token_probs, "lambda": lam,
+                      "weights": weights, "minimise": minimise}
+        facts = self.facts(parameters)
+        L1, L2, sign = facts["L1"], facts["L2"], facts["sign"]
+        L3 = L2 + lam * L1
         stem = (f"GPT-1 is fine-tuned with the combined objective $L_3 = L_2 + \\lambda L_1$, "
                 f"$\\lambda = {fmt.exact(lam)}$. On one small batch, the classifier gives the correct labels "
                 f"the probabilities {', '.join(fmt.exact(p) for p in label_probs)}, and the language-model "
                 f"head gives the observed input tokens the probabilities "
                 f"{', '.join(fmt.exact(p) for p in token_probs)}. The classifier's weight vector is "
-                f"w = ({', '.join(fmt.exact(w) for w in weights)}). ")
+                f"w = ({', '.join(fmt.exact(w) for w in weights)}). As in GPT-1, $L_2$ and $L_1$ are sums over "
+                "the batch of the natural-log likelihoods: $L_2 = \\sum \\ln p(\\text{label})$ over the labels "
+                "and $L_1 = \\sum \\ln p(\\text{token})$ over the tokens. ")
         stem += ("What is the value of the **loss that is minimised**, $-L_3$, in nats?" if minimise
                  else "What is the value of $L_3$ (the objective that is maximised), in nats?")
         value = sign * L3
-        candidates = [
-            ("lambda-dropped", sign * (L2 + L1), "The LM term is scaled by lambda."),
-            ("lambda-on-wrong-term", sign * (lam * L2 + L1), "Lambda weights the auxiliary LM term L1, not L2."),
-            ("maximize-minimize-sign", -value, "That is the other sign: the objective is maximised, the "
-             "loss is its negation."),
-            ("maximize-minimize-sign", sign * (L2 - lam * L1), "Both terms are log-likelihoods added with the "
-             "same sign."),
-            ("l1-l2-are-norms", l2_sq + lam * l1_norm, "L1 and L2 here are log-likelihoods; the weight norms "
-             "play no part in GPT-1's objective."),
-        ]
+        wrong = wrong_options(MISTAKES, list(MISTAKES), facts, fmt.num_tex)
         solution = (f"$L_2 = \\sum \\ln p(\\text{{label}}) = {fmt.num(L2)}$ and $L_1 = \\sum \\ln p(\\text{{token}}) "
                     f"= {fmt.num(L1)}$ are log-likelihoods (not weight norms). $L_3 = L_2 + \\lambda L_1 = "
                     f"{fmt.num(L2)} + {fmt.exact(lam)} \\times ({fmt.num(L1)}) = {fmt.num(L3)}$; training "
                     f"maximises it, i.e. minimises $-L_3 = {fmt.num(-L3)}$.")
-        options = numeric_options(rng, value, fmt.num_tex(value), candidates, fmt.num_tex,
+        options = numeric_options(rng, value, fmt.num_tex(value), wrong,
                                   "Correct: two log-likelihoods, the LM one weighted by lambda.")
-        return Draft(parameters={"label_probs": label_probs, "token_probs": token_probs, "lambda": lam,
-                                 "weights": weights, "minimise": minimise},
-                     stem=stem, answer=float_answer(value, unit="nats"), options=options, solution=solution)
+        return Draft(parameters=parameters, stem=stem, answer=float_answer(value, unit="nats"), options=options,
+                     solution=solution, mistakes=wrong)
+
+    def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        """The two log-likelihood sums, their sizes, the sign asked for and the weight norms."""
+        weights = parameters["weights"]
+        return {**parameters,
+                "L2": sequence_log_prob(parameters["label_probs"]),    # supervised log-likelihood
+                "L1": sequence_log_prob(parameters["token_probs"]),    # auxiliary LM log-likelihood
+                "n_labels": len(parameters["label_probs"]), "n_tokens": len(parameters["token_probs"]),
+                "sign": -1.0 if parameters["minimise"] else 1.0,
+                "l1_norm": sum(abs(w) for w in weights), "l2_squared": sum(w * w for w in weights)}
 
     def check(self, variant: dict[str, Any]) -> list[str]:
         p = variant["parameters"]

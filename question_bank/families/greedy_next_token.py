@@ -9,6 +9,7 @@ from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.errors import Redraw
 from question_bank.families._common import WORDS, check_equal, correct_choices
+from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Answer, Draft
 from solutions import greedy_next_token
@@ -23,9 +24,27 @@ def _unique_top(scores: np.ndarray, largest: bool = True) -> int:
     return int(winners[0])
 
 
+def _word(f: dict, scores: np.ndarray, largest: bool = True) -> str:
+    return f["vocab"][_unique_top(scores, largest)]
+
+
+#: Every wrong word this family knows; ``h`` and ``W`` are the hidden states and head as arrays.
+MISTAKES = register_mistakes("greedy-next-token", [
+    ("first-state", "first-position-state", "argmax h[0] W", lambda f: _word(f, f["h"][0] @ f["W"]),
+     "That uses the first position's state; the next token after the sequence comes from the last one."),
+    ("second-to-last-state", "off-by-one-alignment", "argmax h[-2] W", lambda f: _word(f, f["h"][-2] @ f["W"]),
+     "The state before the last predicts the token that is already at the last position."),
+    ("mean-state", "mean-of-states", "argmax mean(h) W", lambda f: _word(f, f["h"].mean(axis=0) @ f["W"]),
+     "That averages the states; greedy decoding reads the last position only."),
+    ("argmin", "lowest-logit-wins", "argmin h[-1] W", lambda f: _word(f, f["h"][-1] @ f["W"], largest=False),
+     "That is the lowest logit; greedy decoding takes the highest."),
+])
+
+
 @register_family
 class GreedyNextToken(Family):
     name = "greedy-next-token"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "Greedy next token"
     summary = "Pick the greedy next word from hidden states and W_head: argmax of the last position's logits."
     tags = ("decoding", "lm-head")
@@ -40,18 +59,9 @@ class GreedyNextToken(Family):
         last_logits = hidden[-1] @ W_head                          # (V,)
         _unique_top(last_logits)
         chosen = vocab[greedy_next_token(hidden[-1], W_head)]
-        wrong = [
-            ("first-position-state", _unique_top(hidden[0] @ W_head), "That uses the first position's state; "
-             "the next token after the sequence comes from the last one."),
-            ("off-by-one-alignment", _unique_top(hidden[-2] @ W_head), "The state before the last predicts the "
-             "token that is already at the last position."),
-            ("mean-of-states", _unique_top(hidden.mean(axis=0) @ W_head), "That averages the states; greedy "
-             "decoding reads the last position only."),
-            ("lowest-logit-wins", _unique_top(last_logits, largest=False), "That is the lowest logit; greedy "
-             "decoding takes the highest."),
-        ]
-        options = numeric_options(rng, chosen, f"`{chosen}`", [(mid, vocab[k], fb) for mid, k, fb in wrong],
-                                  lambda word: f"`{word}`", "Correct: argmax of the last position's logits.")
+        parameters = {"hidden": hidden.tolist(), "W_head": W_head.tolist(), "vocab": vocab}
+        wrong = wrong_options(MISTAKES, list(MISTAKES), self.facts(parameters), lambda word: f"`{word}`")
+        options = numeric_options(rng, chosen, f"`{chosen}`", wrong, "Correct: argmax of the last position's logits.")
         h_rows = [[t] + [int(v) for v in hidden[t]] for t in range(T)]
         w_rows = [[f"$c = {c}$"] + [int(v) for v in W_head[c]] for c in range(C)]
         h_header = ["position"] + [f"$h_{{\\cdot,{c}}}$" for c in range(C)]
@@ -67,8 +77,12 @@ class GreedyNextToken(Family):
                     f"{logits_text}. The largest is `{chosen}`; softmax would not change the winner, because it "
                     "is monotonic.")
         answer = Answer(kind="single_choice", value=None, display=f"`{chosen}`")
-        return Draft(parameters={"hidden": hidden.tolist(), "W_head": W_head.tolist(), "vocab": vocab},
-                     stem=stem, answer=answer, options=options, solution=solution)
+        return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
+                     mistakes=wrong)
+
+    def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        """The hidden states and head weights as arrays."""
+        return {**parameters, "h": np.asarray(parameters["hidden"]), "W": np.asarray(parameters["W_head"])}
 
     def check(self, variant: dict[str, Any]) -> list[str]:
         p = variant["parameters"]

@@ -9,6 +9,7 @@ from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.errors import Redraw
 from question_bank.families._common import check_equal, shape_answer
+from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.shape_probe import ShapeProbe
 from question_bank.variant import Draft
@@ -50,61 +51,71 @@ def reference_shapes(B: int, T: int, C: int, V: int) -> dict[str, list[int]]:
     return {name: list(t.shape) for name, t in tensors.items()}
 
 
-def wrong_shapes(quantity: str, B: int, T: int, C: int, V: int) -> list[tuple[str, list[int], str]]:
-    """Plausible wrong shapes for ``quantity``, each tied to a misconception."""
-    table: dict[str, list[tuple[str, list[int], str]]] = {
-        "hidden": [
-            ("forgets-batch-axis", [T, C], "The hidden states keep the batch axis B."),
-            ("flattened-batch", [B * T, C], "The stack returns (B, T, C); flattening is an internal step."),
-            ("hidden-is-logits", [B, T, V], "That is the logits' shape; hidden states have width C."),
-            ("scores-only-last-position", [B, C], "The stack returns a state for every position."),
-        ],
-        "W_head": [
-            ("weight-transposed", [V, C], "W_head maps width C to V, so it is (C, V)."),
-            ("weight-has-batch-axis", [B, C, V], "The weight is shared by every sequence; it has no batch axis."),
-            ("confuses-context-with-vocab", [C, T], "The output axis is the vocabulary V, not the context T."),
-        ],
-        "b_head": [
-            ("bias-sized-by-width", [C], "The bias adds one number per vocabulary entry."),
-            ("bias-per-position", [B, T, V], "One bias vector is shared by every position."),
-            ("bias-per-position", [T, V], "One bias vector is shared by every position."),
-        ],
-        "logits": [
-            ("head-keeps-width", [B, T, C], "The head replaces the width C by the vocabulary V."),
-            ("flattened-batch", [B * T, V], "The head returns (B, T, V), one row per position."),
-            ("scores-only-last-position", [B, V], "In training every position gets logits."),
-            ("confuses-context-with-vocab", [B, T, T], "The last axis has one score per vocabulary entry."),
-        ],
-        "dlogits": [
-            ("grad-shape-mismatch", [B, T], "That is the targets' shape; dlogits has one entry per logit."),
-            ("flattened-batch", [B * T, V], "dlogits is returned in the logits' shape (B, T, V)."),
-            ("grad-shape-mismatch", [B, T, C], "That is the hidden states' shape; dlogits matches the logits."),
-            ("scores-only-last-position", [B, V], "Every position contributes to the loss, so every "
-             "position has a gradient row."),
-        ],
-        "dW_head": [
-            ("weight-transposed", [V, C], "dW_head has W_head's shape (C, V)."),
-            ("weight-grad-per-position", [B, T, C, V], "The weight is shared, so its gradient sums over B and T."),
-            ("grad-shape-mismatch", [B, T, V], "That is dlogits' shape; dW_head matches W_head."),
-        ],
-        "db_head": [
-            ("bias-per-position", [B, T, V], "db_head sums dlogits over the B*T positions."),
-            ("bias-per-position", [B * T, V], "db_head sums the flattened rows."),
-            ("bias-sized-by-width", [C], "The bias has one entry per vocabulary token."),
-        ],
-        "dhidden": [
-            ("grad-shape-mismatch", [B, T, V], "That is dlogits' shape; dhidden matches the hidden states."),
-            ("grad-shape-mismatch", [C, V], "That is W_head's shape; dhidden matches the hidden states."),
-            ("flattened-batch", [B * T, C], "dhidden is returned as (B, T, C) for the stack below."),
-            ("scores-only-last-position", [B, C], "Every position receives a gradient."),
-        ],
-    }
-    return table[quantity]
+#: Every wrong shape this family knows, by quantity: (name, misconception, formula, compute, feedback).
+MISTAKES = register_mistakes("lm-head-shapes", [
+    ("hidden/forgets-batch-axis", "forgets-batch-axis", "(T, C)", lambda f: [f["T"], f["C"]],
+     "The hidden states keep the batch axis B."),
+    ("hidden/flattened-batch", "flattened-batch", "(B * T, C)", lambda f: [f["B"] * f["T"], f["C"]],
+     "The stack returns (B, T, C); flattening is an internal step."),
+    ("hidden/hidden-is-logits", "hidden-is-logits", "(B, T, V)", lambda f: [f["B"], f["T"], f["V"]],
+     "That is the logits' shape; hidden states have width C."),
+    ("hidden/scores-only-last-position", "scores-only-last-position", "(B, C)", lambda f: [f["B"], f["C"]],
+     "The stack returns a state for every position."),
+    ("W_head/weight-transposed", "weight-transposed", "(V, C)", lambda f: [f["V"], f["C"]],
+     "W_head maps width C to V, so it is (C, V)."),
+    ("W_head/weight-has-batch-axis", "weight-has-batch-axis", "(B, C, V)", lambda f: [f["B"], f["C"], f["V"]],
+     "The weight is shared by every sequence; it has no batch axis."),
+    ("W_head/confuses-context-with-vocab", "confuses-context-with-vocab", "(C, T)", lambda f: [f["C"], f["T"]],
+     "The output axis is the vocabulary V, not the context T."),
+    ("b_head/bias-sized-by-width", "bias-sized-by-width", "(C)", lambda f: [f["C"]],
+     "The bias adds one number per vocabulary entry."),
+    ("b_head/bias-per-position", "bias-per-position", "(B, T, V)", lambda f: [f["B"], f["T"], f["V"]],
+     "One bias vector is shared by every position."),
+    ("b_head/bias-per-position-2", "bias-per-position", "(T, V)", lambda f: [f["T"], f["V"]],
+     "One bias vector is shared by every position."),
+    ("logits/head-keeps-width", "head-keeps-width", "(B, T, C)", lambda f: [f["B"], f["T"], f["C"]],
+     "The head replaces the width C by the vocabulary V."),
+    ("logits/flattened-batch", "flattened-batch", "(B * T, V)", lambda f: [f["B"] * f["T"], f["V"]],
+     "The head returns (B, T, V), one row per position."),
+    ("logits/scores-only-last-position", "scores-only-last-position", "(B, V)", lambda f: [f["B"], f["V"]],
+     "In training every position gets logits."),
+    ("logits/confuses-context-with-vocab", "confuses-context-with-vocab", "(B, T, T)", lambda f: [f["B"], f["T"], f["T"]],
+     "The last axis has one score per vocabulary entry."),
+    ("dlogits/grad-shape-mismatch", "grad-shape-mismatch", "(B, T)", lambda f: [f["B"], f["T"]],
+     "That is the targets' shape; dlogits has one entry per logit."),
+    ("dlogits/flattened-batch", "flattened-batch", "(B * T, V)", lambda f: [f["B"] * f["T"], f["V"]],
+     "dlogits is returned in the logits' shape (B, T, V)."),
+    ("dlogits/grad-shape-mismatch-2", "grad-shape-mismatch", "(B, T, C)", lambda f: [f["B"], f["T"], f["C"]],
+     "That is the hidden states' shape; dlogits matches the logits."),
+    ("dlogits/scores-only-last-position", "scores-only-last-position", "(B, V)", lambda f: [f["B"], f["V"]],
+     "Every position contributes to the loss, so every position has a gradient row."),
+    ("dW_head/weight-transposed", "weight-transposed", "(V, C)", lambda f: [f["V"], f["C"]],
+     "dW_head has W_head's shape (C, V)."),
+    ("dW_head/weight-grad-per-position", "weight-grad-per-position", "(B, T, C, V)", lambda f: [f["B"], f["T"], f["C"], f["V"]],
+     "The weight is shared, so its gradient sums over B and T."),
+    ("dW_head/grad-shape-mismatch", "grad-shape-mismatch", "(B, T, V)", lambda f: [f["B"], f["T"], f["V"]],
+     "That is dlogits' shape; dW_head matches W_head."),
+    ("db_head/bias-per-position", "bias-per-position", "(B, T, V)", lambda f: [f["B"], f["T"], f["V"]],
+     "db_head sums dlogits over the B*T positions."),
+    ("db_head/bias-per-position-2", "bias-per-position", "(B * T, V)", lambda f: [f["B"] * f["T"], f["V"]],
+     "db_head sums the flattened rows."),
+    ("db_head/bias-sized-by-width", "bias-sized-by-width", "(C)", lambda f: [f["C"]],
+     "The bias has one entry per vocabulary token."),
+    ("dhidden/grad-shape-mismatch", "grad-shape-mismatch", "(B, T, V)", lambda f: [f["B"], f["T"], f["V"]],
+     "That is dlogits' shape; dhidden matches the hidden states."),
+    ("dhidden/grad-shape-mismatch-2", "grad-shape-mismatch", "(C, V)", lambda f: [f["C"], f["V"]],
+     "That is W_head's shape; dhidden matches the hidden states."),
+    ("dhidden/flattened-batch", "flattened-batch", "(B * T, C)", lambda f: [f["B"] * f["T"], f["C"]],
+     "dhidden is returned as (B, T, C) for the stack below."),
+    ("dhidden/scores-only-last-position", "scores-only-last-position", "(B, C)", lambda f: [f["B"], f["C"]],
+     "Every position receives a gradient."),
+])
 
 
 @register_family
 class LmHeadShapes(Family):
     name = "lm-head-shapes"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "Shapes through the LM head"
     summary = "Shape of hidden, W_head, b_head, logits or a gradient for random B, T, C, V."
     tags = ("shapes", "lm-head", "gradient")
@@ -125,10 +136,13 @@ class LmHeadShapes(Family):
                     "dW_head = hiddenᵀ @ dlogits summed over all positions is (C, V), db_head sums dlogits "
                     "over positions to (V,), and dhidden = dlogits @ W_headᵀ is (B, T, C). "
                     f"So {quantity} is {fmt.shape(shape)}.")
-        options = numeric_options(rng, shape, fmt.shape(shape), wrong_shapes(quantity, B, T, C, V), fmt.shape,
+        parameters = {"B": B, "T": T, "C": C, "V": V, "quantity": quantity}
+        wrong = wrong_options(MISTAKES, [k for k in MISTAKES if k.startswith(quantity + "/")], parameters,
+                              fmt.shape)
+        options = numeric_options(rng, shape, fmt.shape(shape), wrong,
                                   "Correct: each tensor and its gradient share a shape.")
-        return Draft(parameters={"B": B, "T": T, "C": C, "V": V, "quantity": quantity}, stem=stem,
-                     answer=answer, options=options, solution=solution)
+        return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
+                     mistakes=wrong)
 
     def check(self, variant: dict[str, Any]) -> list[str]:
         p = variant["parameters"]

@@ -8,11 +8,34 @@ import numpy as np
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import check_equal, int_answer
+from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import build_vocab, gpt_param_count
 
 ASKS = ("vocab_size", "merges_needed", "embedding_params")
+
+#: Every wrong value this family knows, by what is asked; ``vocab`` = base + merges + specials.
+MISTAKES = register_mistakes("merges-vs-vocab", [
+    ("vocab_size/merges", "merges-equal-vocab", "merges", lambda f: f["merges"],
+     "The merges add to the base alphabet; they are not the vocabulary."),
+    ("vocab_size/no-specials", "forgot-special-tokens", "base + merges", lambda f: f["base"] + f["merges"],
+     "The special tokens need rows too."),
+    ("vocab_size/no-base", "forgot-base-alphabet", "merges + specials", lambda f: f["merges"] + f["specials"],
+     "The base symbols stay in the vocabulary."),
+    ("merges_needed/vocab", "merges-equal-vocab", "vocab", lambda f: f["vocab"],
+     "The vocabulary also holds the base alphabet and special tokens."),
+    ("merges_needed/no-specials", "forgot-special-tokens", "vocab - base", lambda f: f["vocab"] - f["base"],
+     "The special tokens take vocabulary entries as well."),
+    ("merges_needed/no-base", "forgot-base-alphabet", "vocab - specials", lambda f: f["vocab"] - f["specials"],
+     "The base alphabet is already in the vocabulary."),
+    ("embedding_params/rows-per-merge", "merges-equal-vocab", "merges*d", lambda f: f["merges"] * f["n_embd"],
+     "The table has one row per vocabulary entry, not per merge."),
+    ("embedding_params/no-specials", "forgot-special-tokens", "(base + merges)*d",
+     lambda f: (f["base"] + f["merges"]) * f["n_embd"], "Special tokens have embedding rows too."),
+    ("embedding_params/two-tables", "tied-counted-twice", "2*vocab*d", lambda f: 2 * f["vocab"] * f["n_embd"],
+     "The question asks for the token table alone."),
+])
 
 
 def draw_alphabet(rng: np.random.Generator) -> tuple[int, str]:
@@ -29,6 +52,7 @@ def draw_alphabet(rng: np.random.Generator) -> tuple[int, str]:
 @register_family
 class MergesVsVocab(Family):
     name = "merges-vs-vocab"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "BPE merges and vocabulary size"
     summary = "Relate BPE merges, base alphabet and special tokens to vocabulary size and embedding parameters."
     tags = ("tokenization", "parameters")
@@ -46,20 +70,10 @@ class MergesVsVocab(Family):
             params["merges"] = merges
             stem = f"{setup} Training performs {fmt.integer(merges)} merges. How large is the final vocabulary?"
             value = vocab
-            candidates = [
-                ("merges-equal-vocab", merges, "The merges add to the base alphabet; they are not the vocabulary."),
-                ("forgot-special-tokens", base + merges, "The special tokens need rows too."),
-                ("forgot-base-alphabet", merges + specials, "The base symbols stay in the vocabulary."),
-            ]
         elif ask == "merges_needed":
             params["vocab_size"] = vocab
             stem = f"{setup} How many merges give a final vocabulary of exactly {fmt.integer(vocab)} tokens?"
             value = merges
-            candidates = [
-                ("merges-equal-vocab", vocab, "The vocabulary also holds the base alphabet and special tokens."),
-                ("forgot-special-tokens", vocab - base, "The special tokens take vocabulary entries as well."),
-                ("forgot-base-alphabet", vocab - specials, "The base alphabet is already in the vocabulary."),
-            ]
         else:
             d = 64 * int(rng.integers(2, 17))
             params.update(merges=merges, n_embd=d)
@@ -67,19 +81,24 @@ class MergesVsVocab(Family):
                     "How many parameters does the token embedding table have?")
             # block_size 0 and no layers leave only the token table in the count.
             value = gpt_param_count(vocab, 0, d, 0, 0)["embeddings"]
-            candidates = [
-                ("merges-equal-vocab", merges * d, "The table has one row per vocabulary entry, not per merge."),
-                ("forgot-special-tokens", (base + merges) * d, "Special tokens have embedding rows too."),
-                ("tied-counted-twice", 2 * vocab * d, "The question asks for the token table alone."),
-            ]
         solution = (f"Each merge creates one new symbol, so vocabulary = base + merges + specials = "
                     f"{base} + {fmt.integer(merges)} + {specials} = {fmt.integer(vocab)}."
                     + (f" The token table has V x d = {fmt.integer(vocab)} x {params['n_embd']} = "
                        f"{fmt.integer(value)} parameters." if ask == "embedding_params" else "")
                     + " GPT-1, for example, used 40,000 merges but a 40,478-entry vocabulary.")
-        options = numeric_options(rng, value, fmt.integer(value), candidates, fmt.integer,
+        wrong = wrong_options(MISTAKES, [k for k in MISTAKES if k.startswith(ask + "/")], self.facts(params),
+                              fmt.integer)
+        options = numeric_options(rng, value, fmt.integer(value), wrong,
                                   "Correct: the vocabulary is base alphabet + merges + special tokens.")
-        return Draft(parameters=params, stem=stem, answer=int_answer(value), options=options, solution=solution)
+        return Draft(parameters=params, stem=stem, answer=int_answer(value), options=options, solution=solution,
+                     mistakes=wrong)
+
+    def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        """Merges and vocabulary size, whichever of them the stem gives."""
+        base, specials = parameters["base"], parameters["specials"]
+        if "merges" in parameters:
+            return {**parameters, "vocab": base + parameters["merges"] + specials}
+        return {**parameters, "vocab": parameters["vocab_size"]}
 
     def check(self, variant: dict[str, Any]) -> list[str]:
         # The answers are sums and products of the parameters: recompute them

@@ -75,11 +75,14 @@ STATEMENTS = (
               "parallel pass.",
               "Because generation is sequential, transformer training must also run one position at a time.",
               "The observed tokens are all known in training, so one masked pass computes every prediction."),
-    Statement("aux-loss-prevents-forgetting",
-              "GPT-1 reports that its auxiliary language-model objective improves generalisation and speeds up "
-              "convergence.",
-              "GPT-1 shows that its auxiliary language-model objective prevents catastrophic forgetting.",
-              "The reported benefits are generalisation and convergence speed; forgetting was not established."),
+    Statement("fine-tuning-drops-lm-objective",
+              "During fine-tuning, GPT-1 keeps its language-modelling log-likelihood in the objective, "
+              "weighted by $\\lambda$.",
+              "During fine-tuning, GPT-1 drops the language-modelling objective and maximises only the "
+              "supervised log-likelihood.",
+              "GPT-1 fine-tunes on $L_3 = L_2 + \\lambda L_1$: the supervised log-likelihood plus $\\lambda$ "
+              "times the language-model log-likelihood, which the paper reports improves generalisation "
+              "and speeds up convergence."),
     Statement("softmax-changes-argmax",
               "Greedy decoding picks the same token from the logits as from the softmax probabilities.",
               "Greedy decoding can pick a different token from the probabilities than from the logits.",
@@ -130,10 +133,12 @@ WITNESSES: dict[str, Callable[[], bool]] = {
 @register_family
 class MisconceptionsTrueFalse(Family):
     name = "misconceptions-true-false"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "True or false?"
     summary = "Decide whether a statement about LM heads, losses or GPT-1 is true; each explains a misconception."
     tags = ("misconceptions", "concepts")
     distinct_target = 2 * len(STATEMENTS)
+    distinct_items = 2 * len(STATEMENTS)     # each statement, phrased true or false
 
     def build(self, rng: np.random.Generator) -> Draft:
         index = int(rng.integers(len(STATEMENTS)))

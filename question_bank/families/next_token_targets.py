@@ -8,6 +8,7 @@ import numpy as np
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import BASE_TEXT, check_equal, correct_choices
+from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Answer, Draft
 from solutions import build_vocab, decode, encode, next_token_batch
@@ -16,9 +17,23 @@ from solutions import build_vocab, decode, encode, next_token_batch
 MARGIN = 3
 
 
+#: Every wrong target string this family knows (``i`` the offset, ``T`` the block size).
+MISTAKES = register_mistakes("next-token-targets", [
+    ("inputs", "targets-equal-inputs", "data[i : i+T]", lambda f: f["passage"][f["offset"]:f["offset"] + f["block_size"]],
+     "That is the input itself; targets are the next characters."),
+    ("shifted-back", "shift-wrong-direction", "data[i-1 : i-1+T]",
+     lambda f: f["passage"][f["offset"] - 1:f["offset"] - 1 + f["block_size"]],
+     "That shifts towards the previous character; targets come from offset i+1."),
+    ("one-short", "one-fewer-target", "data[i+1 : i+T]",
+     lambda f: f["passage"][f["offset"] + 1:f["offset"] + f["block_size"]],
+     "That has only {fewer} targets; each of the {block_size} input positions has one."),
+])
+
+
 @register_family
 class NextTokenTargets(Family):
     name = "next-token-targets"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "Next-token targets"
     summary = "Given a passage, an offset and block_size, pick the target string y of a character batch row."
     tags = ("targets", "alignment", "data")
@@ -34,15 +49,9 @@ class NextTokenTargets(Family):
         data = encode(passage, stoi)
         xb, yb = next_token_batch(data, np.array([i]), T)
         x, y = decode(xb[0], itos), decode(yb[0], itos)
-        candidates = [
-            ("targets-equal-inputs", x, "That is the input itself; targets are the next characters."),
-            ("shift-wrong-direction", passage[i - 1:i - 1 + T], "That shifts towards the previous character; "
-             "targets come from offset i+1."),
-            ("one-fewer-target", passage[i + 1:i + T], f"That has only {T - 1} targets; each of the "
-             f"{T} input positions has one."),
-        ]
-        options = numeric_options(rng, y, fmt.quoted(y), candidates, fmt.quoted,
-                                  "Correct: y = data[i+1 : i+T+1].")
+        parameters = {"passage": passage, "offset": i, "block_size": T}
+        wrong = wrong_options(MISTAKES, list(MISTAKES), self.facts(parameters), fmt.quoted)
+        options = numeric_options(rng, y, fmt.quoted(y), wrong, "Correct: y = data[i+1 : i+T+1].")
         stem = (f"A character-level model trains on the passage {fmt.quoted(passage)} (one token per character, "
                 f"positions counted from 0). A batch row starts at offset i = {i} with block_size T = {T}, so its "
                 f"input is x = {fmt.quoted(x)}. Which string is its target y?")
@@ -50,8 +59,11 @@ class NextTokenTargets(Family):
                     f"data[{i + 1}:{i + T + 1}] = {fmt.quoted(y)}, the input moved one step to the left. "
                     "The text supervises itself; no labels are needed.")
         answer = Answer(kind="single_choice", value=None, display=fmt.quoted(y))
-        return Draft(parameters={"passage": passage, "offset": i, "block_size": T}, stem=stem, answer=answer,
-                     options=options, solution=solution)
+        return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
+                     mistakes=wrong)
+
+    def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        return {**parameters, "fewer": parameters["block_size"] - 1}
 
     def check(self, variant: dict[str, Any]) -> list[str]:
         p = variant["parameters"]

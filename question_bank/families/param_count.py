@@ -8,6 +8,7 @@ import numpy as np
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import check_equal, enumerate_param_counts, int_answer
+from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import gpt_param_count
@@ -36,48 +37,69 @@ def draw_config(rng: np.random.Generator) -> dict[str, int]:
             "n_embd": d, "n_layer": int(rng.integers(1, 25)), "ffn_dim": ffn}
 
 
-def wrong_counts(component: str, cfg: dict[str, int], tied: bool,
-                 counts: dict[str, int]) -> list[tuple[str, int, str]]:
-    """Counts a student gets by a named mistake, for ``component``."""
-    V, T, d, L, f = (cfg[k] for k in ("vocab_size", "block_size", "n_embd", "n_layer", "ffn_dim"))
-    total = counts["total"]
-    if component == "embeddings":
-        return [("forgot-position-embeddings", V * d, "Learned position embeddings add T*d."),
-                ("tied-counted-twice", (2 * V + T) * d, "The output matrix is not part of the embeddings; "
-                 "tied, it is the token table itself."),
-                ("embeddings-per-layer", L * (V + T) * d, "The tables exist once, at the input.")]
-    if component == "attention":
-        return [("forgot-biases", L * 4 * d * d, "Each of the four projections has a bias of size d."),
-                ("forgot-output-projection", L * (3 * d * d + 3 * d), "The output projection (d x d + d) counts too."),
-                ("one-block-only", 4 * d * d + 4 * d, f"Each of the {L} blocks has its own attention.")]
-    if component == "ffn":
-        return [("forgot-biases", L * 2 * d * f, "Both FFN layers have biases: f + d per block."),
-                ("one-block-only", 2 * d * f + f + d, f"Each of the {L} blocks has its own FFN."),
-                ("ffn-width-is-model-width", L * (2 * d * d + 2 * d), f"The FFN expands to its own width f = {f}.")]
-    if component == "layernorm":
-        return [("one-layernorm-per-block", L * 2 * d, "There are two LayerNorms per block."),
-                ("counts-final-layernorm", L * 4 * d + 2 * d, "The convention has no final LayerNorm."),
-                ("one-block-only", 4 * d, f"Each of the {L} blocks has two LayerNorms."),
-                ("forgot-biases", L * 2 * d, "Each affine LayerNorm has a gain and a bias.")]
-    if component == "lm_head":
-        return [("untied-not-counted", 0, "An untied head is a separate V x d matrix."),
-                ("counts-output-bias", V * d + V, "The convention has no output bias."),
-                ("forgot-position-embeddings", (V + T) * d, "The head maps d to the V tokens only; the "
-                 "position table is not copied.")]
-    mistakes = [("forgot-position-embeddings", total - T * d, "The position table adds T*d."),
-                ("forgot-biases", total - L * (4 * d + f + d), "Attention and FFN biases count too."),
-                ("one-layernorm-per-block", total - L * 2 * d, "Each block has two LayerNorms.")]
-    if tied:
-        mistakes.append(("tied-counted-twice", total + V * d, "With tying the output matrix is the token "
-                         "table; count it once."))
-    else:
-        mistakes.append(("untied-not-counted", total - V * d, "The untied head adds V*d."))
-    return mistakes
+#: Every wrong count this family knows: (name, misconception, formula, compute, feedback).
+#: Names start with the component they miscount.
+MISTAKES = register_mistakes("param-count", [
+    ("embeddings/no-position-table", "forgot-position-embeddings", "V*d",
+     lambda f: f["V"] * f["d"], "Learned position embeddings add T*d."),
+    ("embeddings/token-table-twice", "tied-counted-twice", "(2V + T)*d",
+     lambda f: (2 * f["V"] + f["T"]) * f["d"],
+     "The output matrix is not part of the embeddings; tied, it is the token table itself."),
+    ("embeddings/per-block", "embeddings-per-layer", "L*(V + T)*d",
+     lambda f: f["L"] * (f["V"] + f["T"]) * f["d"], "The tables exist once, at the input."),
+    ("attention/no-biases", "forgot-biases", "L*4d^2",
+     lambda f: f["L"] * 4 * f["d"] ** 2, "Each of the four projections has a bias of size d."),
+    ("attention/no-output-projection", "forgot-output-projection", "L*(3d^2 + 3d)",
+     lambda f: f["L"] * (3 * f["d"] ** 2 + 3 * f["d"]), "The output projection (d x d + d) counts too."),
+    ("attention/one-block", "one-block-only", "4d^2 + 4d",
+     lambda f: 4 * f["d"] ** 2 + 4 * f["d"], "Each of the {L} blocks has its own attention."),
+    ("ffn/no-biases", "forgot-biases", "L*2df",
+     lambda f: f["L"] * 2 * f["d"] * f["f"], "Both FFN layers have biases: f + d per block."),
+    ("ffn/one-block", "one-block-only", "2df + f + d",
+     lambda f: 2 * f["d"] * f["f"] + f["f"] + f["d"], "Each of the {L} blocks has its own FFN."),
+    ("ffn/width-d", "ffn-width-is-model-width", "L*(2d^2 + 2d)",
+     lambda f: f["L"] * (2 * f["d"] ** 2 + 2 * f["d"]), "The FFN expands to its own width f = {f_text}."),
+    # One LayerNorm per block and LayerNorms without biases both give 2Ld; the
+    # question cannot tell them apart, so only the first is offered.
+    ("layernorm/one-per-block", "one-layernorm-per-block", "L*2d",
+     lambda f: f["L"] * 2 * f["d"], "There are two LayerNorms per block, each with a gain and a bias."),
+    ("layernorm/final-counted", "counts-final-layernorm", "4Ld + 2d",
+     lambda f: 4 * f["L"] * f["d"] + 2 * f["d"], "The convention has no final LayerNorm."),
+    ("layernorm/one-block", "one-block-only", "4d",
+     lambda f: 4 * f["d"], "Each of the {L} blocks has two LayerNorms."),
+    ("lm_head/not-counted", "untied-not-counted", "0",
+     lambda f: 0, "An untied head is a separate V x d matrix."),
+    ("lm_head/output-bias", "counts-output-bias", "V*d + V",
+     lambda f: f["V"] * f["d"] + f["V"], "The convention has no output bias."),
+    ("lm_head/position-table-added", "position-table-in-head", "(V + T)*d",
+     lambda f: (f["V"] + f["T"]) * f["d"],
+     "The head maps d to the V token scores only; the position table is not copied."),
+    ("total/no-position-table", "forgot-position-embeddings", "total - T*d",
+     lambda f: f["total"] - f["T"] * f["d"], "The position table adds T*d."),
+    ("total/no-biases", "forgot-biases", "total - L*(4d + f + d)",
+     lambda f: f["total"] - f["L"] * (4 * f["d"] + f["f"] + f["d"]), "Attention and FFN biases count too."),
+    ("total/one-layernorm-per-block", "one-layernorm-per-block", "total - 2Ld",
+     lambda f: f["total"] - 2 * f["L"] * f["d"], "Each block has two LayerNorms."),
+    ("total/tied-counted-twice", "tied-counted-twice", "total + V*d (tied)",
+     lambda f: f["total"] + f["V"] * f["d"], "With tying the output matrix is the token table; count it once."),
+    ("total/untied-not-counted", "untied-not-counted", "total - V*d (untied)",
+     lambda f: f["total"] - f["V"] * f["d"], "The untied head adds V*d."),
+])
+
+
+def mistake_names(component: str, tied: bool) -> list[str]:
+    """The formulas that miscount ``component`` (the head's formulas depend on tying for the total)."""
+    names = [name for name in MISTAKES if name.startswith(component + "/")]
+    if component == "total":
+        drop = "total/untied-not-counted" if tied else "total/tied-counted-twice"
+        names.remove(drop)
+    return names
 
 
 @register_family
 class ParamCount(Family):
     name = "param-count"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "GPT parameter count"
     summary = "Count a GPT's parameters (total or one component) for a random configuration, tied or untied."
     tags = ("parameters", "gpt-1")
@@ -102,10 +124,17 @@ class ParamCount(Family):
                     f"LayerNorm $4dL$ = {fmt.integer(counts['layernorm'])}; head "
                     f"{fmt.integer(counts['lm_head'])} ({'tied: no new parameters' if tied else 'untied: $Vd$'}). "
                     f"Total {fmt.integer(counts['total'])}. The asked count is {fmt.integer(value)}.")
-        options = numeric_options(rng, value, fmt.integer(value), wrong_counts(component, cfg, tied, counts),
-                                  fmt.integer, "Correct under the stated convention.")
-        return Draft(parameters={**cfg, "tied": tied, "component": component}, stem=stem,
-                     answer=int_answer(value), options=options, solution=solution)
+        parameters = {**cfg, "tied": tied, "component": component}
+        wrong = wrong_options(MISTAKES, mistake_names(component, tied), self.facts(parameters), fmt.integer)
+        options = numeric_options(rng, value, fmt.integer(value), wrong, "Correct under the stated convention.")
+        return Draft(parameters=parameters, stem=stem, answer=int_answer(value), options=options,
+                     solution=solution, mistakes=wrong)
+
+    def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        """The sizes under short names and every component's count."""
+        V, T, d, L, f = (parameters[k] for k in ("vocab_size", "block_size", "n_embd", "n_layer", "ffn_dim"))
+        counts = gpt_param_count(V, T, d, L, f, tied=parameters["tied"])
+        return {**parameters, **counts, "V": V, "T": T, "d": d, "L": L, "f": f, "f_text": fmt.integer(f)}
 
     def check(self, variant: dict[str, Any]) -> list[str]:
         p = variant["parameters"]

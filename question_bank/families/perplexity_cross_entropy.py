@@ -9,8 +9,9 @@ import numpy as np
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import LN2, check_close, float_answer
+from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
-from question_bank.variant import Draft
+from question_bank.variant import Draft, Option
 from solutions import perplexity_from_loss, sequence_log_prob
 
 ASKS = ("ppl_from_nats", "ppl_from_bits", "nats_from_ppl", "bits_from_ppl")
@@ -25,9 +26,48 @@ def _log_perplexity(ppl: float) -> float:
     return -sequence_log_prob([1.0 / ppl])
 
 
+#: Every wrong value this family knows, by what is asked. ``nats`` is the loss (given or
+#: asked) in nats, ``loss`` the loss as the stem prints it, ``ppl`` the perplexity.
+MISTAKES = register_mistakes("perplexity-cross-entropy", [
+    ("ppl_from_bits/as-nats", "bits-vs-nats", "e^loss", lambda f: math.exp(f["loss"]),
+     "That reads the bits as nats; with bits the base is 2."),
+    ("ppl_from_bits/base-10", "wrong-log-base", "10^loss", lambda f: 10 ** f["loss"],
+     "Bits are base-2 logarithms, so the base is 2, not 10."),
+    ("ppl_from_bits/loss", "perplexity-is-loss", "loss", lambda f: f["loss"],
+     "That is the cross-entropy itself; perplexity exponentiates it."),
+    ("ppl_from_bits/reciprocal", "perplexity-reciprocal", "2^-loss", lambda f: 1 / f["ppl"],
+     "That is the geometric-mean probability, the reciprocal of the perplexity."),
+    ("ppl_from_nats/base-2", "wrong-log-base", "2^loss", lambda f: 2 ** f["loss"],
+     "A loss in nats is exponentiated with base e, not 2."),
+    ("ppl_from_nats/base-10", "wrong-log-base", "10^loss", lambda f: 10 ** f["loss"],
+     "A loss in nats is exponentiated with base e, not 10."),
+    ("ppl_from_nats/loss", "perplexity-is-loss", "loss", lambda f: f["loss"],
+     "That is the cross-entropy itself; perplexity exponentiates it."),
+    ("ppl_from_nats/reciprocal", "perplexity-reciprocal", "e^-loss", lambda f: 1 / f["ppl"],
+     "That is exp(-loss), the geometric-mean probability; perplexity is its reciprocal."),
+    ("bits_from_ppl/nats", "bits-vs-nats", "ln ppl", lambda f: f["nats"],
+     "That is the value in nats; divide by ln 2 for bits."),
+    ("bits_from_ppl/log10", "wrong-log-base", "log10 ppl", lambda f: math.log10(f["perplexity"]),
+     "Bits are base-2 logarithms, not base 10."),
+    ("bits_from_ppl/reciprocal", "perplexity-reciprocal", "1/ppl", lambda f: 1 / f["perplexity"],
+     "That is the geometric-mean probability, not a cross-entropy."),
+    ("bits_from_ppl/times-ln2", "bits-vs-nats", "ln ppl * ln 2", lambda f: f["nats"] * LN2,
+     "Converting nats to bits divides by ln 2; it does not multiply."),
+    ("nats_from_ppl/log2", "wrong-log-base", "log2 ppl", lambda f: math.log2(f["perplexity"]),
+     "That is log base 2 (bits); the question asks for nats."),
+    ("nats_from_ppl/log10", "wrong-log-base", "log10 ppl", lambda f: math.log10(f["perplexity"]),
+     "That is log base 10; the question asks for nats."),
+    ("nats_from_ppl/reciprocal", "perplexity-reciprocal", "1/ppl", lambda f: 1 / f["perplexity"],
+     "That is the geometric-mean probability, not a cross-entropy."),
+    ("nats_from_ppl/perplexity", "perplexity-is-loss", "ppl", lambda f: f["perplexity"],
+     "That is the perplexity itself; the cross-entropy is its logarithm."),
+])
+
+
 @register_family
 class PerplexityCrossEntropy(Family):
     name = "perplexity-cross-entropy"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "Perplexity and mean cross-entropy"
     summary = "Convert a mean cross-entropy (nats or bits) into a perplexity, or a perplexity into one."
     tags = ("perplexity", "cross-entropy", "units")
@@ -48,29 +88,17 @@ class PerplexityCrossEntropy(Family):
                 "token. What is its perplexity?")
         answer = float_answer(ppl)
         if in_bits:
-            candidates = [
-                ("bits-vs-nats", math.exp(loss), "That reads the bits as nats; with bits the base is 2."),
-                ("wrong-log-base", 10 ** loss, "Bits are base-2 logarithms, so the base is 2, not 10."),
-                ("perplexity-is-loss", loss, "That is the cross-entropy itself; perplexity exponentiates it."),
-                ("perplexity-reciprocal", 1 / ppl, "That is the geometric-mean probability, the reciprocal "
-                 "of the perplexity."),
-            ]
             how = f"$2^{{{fmt.exact(loss)}}} = e^{{{fmt.num(nats)}}} = {fmt.num(ppl)}$"
         else:
-            candidates = [
-                ("wrong-log-base", 2 ** loss, "A loss in nats is exponentiated with base e, not 2."),
-                ("wrong-log-base", 10 ** loss, "A loss in nats is exponentiated with base e, not 10."),
-                ("perplexity-is-loss", loss, "That is the cross-entropy itself; perplexity exponentiates it."),
-                ("perplexity-reciprocal", 1 / ppl, "That is exp(-loss), the geometric-mean probability; "
-                 "perplexity is its reciprocal."),
-            ]
             how = f"$e^{{{fmt.exact(loss)}}} = {fmt.num(ppl)}$"
         solution = (f"Perplexity is the exponential of the mean negative log-likelihood in the base of its "
                     f"unit: {how}.")
-        options = numeric_options(rng, answer.value, fmt.num_tex(ppl), candidates, fmt.num_tex,
+        parameters = {"ask": ask, "loss": loss, "unit": unit}
+        wrong = self._wrong(parameters)
+        options = numeric_options(rng, answer.value, fmt.num_tex(ppl), wrong,
                                   "Correct: exponentiate in the base that matches the unit.")
-        return Draft(parameters={"ask": ask, "loss": loss, "unit": unit}, stem=stem, answer=answer,
-                     options=options, solution=solution)
+        return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
+                     mistakes=wrong)
 
     def _to_loss(self, rng: np.random.Generator, ask: str) -> Draft:
         in_bits = ask == "bits_from_ppl"
@@ -81,27 +109,26 @@ class PerplexityCrossEntropy(Family):
         stem = (f"A language model has perplexity {fmt.exact(ppl)} on a test set. What is its mean "
                 f"cross-entropy per token, in **{unit}**?")
         answer = float_answer(value, unit=unit)
-        if in_bits:
-            candidates = [
-                ("bits-vs-nats", nats, "That is the value in nats; divide by ln 2 for bits."),
-                ("wrong-log-base", math.log10(ppl), "Bits are base-2 logarithms, not base 10."),
-                ("perplexity-reciprocal", 1 / ppl, "That is the geometric-mean probability, not a cross-entropy."),
-                ("bits-vs-nats", nats * LN2, "Converting nats to bits divides by ln 2; it does not multiply."),
-            ]
-        else:
-            candidates = [
-                ("wrong-log-base", math.log2(ppl), "That is log base 2 (bits); the question asks for nats."),
-                ("wrong-log-base", math.log10(ppl), "That is log base 10; the question asks for nats."),
-                ("perplexity-reciprocal", 1 / ppl, "That is the geometric-mean probability, not a cross-entropy."),
-                ("perplexity-is-loss", ppl, "That is the perplexity itself; the cross-entropy is its logarithm."),
-            ]
         solution = (f"Cross-entropy is the logarithm of the perplexity: $\\ln {fmt.exact(ppl)} = {fmt.num(nats)}$ "
                     f"nats" + (f", and $\\log_2 {fmt.exact(ppl)} = {fmt.num(nats)} / \\ln 2 = {fmt.num(value)}$ bits."
                                if in_bits else "."))
-        options = numeric_options(rng, answer.value, fmt.num_tex(value), candidates, fmt.num_tex,
+        parameters = {"ask": ask, "perplexity": ppl, "unit": unit}
+        wrong = self._wrong(parameters)
+        options = numeric_options(rng, answer.value, fmt.num_tex(value), wrong,
                                   "Correct: take the logarithm in the base of the unit.")
-        return Draft(parameters={"ask": ask, "perplexity": ppl, "unit": unit}, stem=stem, answer=answer,
-                     options=options, solution=solution)
+        return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
+                     mistakes=wrong)
+
+    def _wrong(self, parameters: dict[str, Any]) -> list[Option]:
+        names = [k for k in MISTAKES if k.startswith(parameters["ask"] + "/")]
+        return wrong_options(MISTAKES, names, self.facts(parameters), fmt.num_tex)
+
+    def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        """The loss in nats and the perplexity, whichever of them the stem gives."""
+        if "loss" in parameters:
+            nats = parameters["loss"] * (LN2 if parameters["unit"] == "bits" else 1.0)
+            return {**parameters, "nats": nats, "ppl": perplexity_from_loss(nats)}
+        return {**parameters, "nats": _log_perplexity(parameters["perplexity"])}
 
     def check(self, variant: dict[str, Any]) -> list[str]:
         params = variant["parameters"]

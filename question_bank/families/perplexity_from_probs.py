@@ -9,14 +9,39 @@ import numpy as np
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import check_close, exact_product, float_answer, probabilities
+from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import perplexity
 
 
+def _mean_nll(probs: list[float]) -> float:
+    return -sum(math.log(p) for p in probs) / len(probs)
+
+
+#: Every wrong value this family knows.
+MISTAKES = register_mistakes("perplexity-from-probs", [
+    ("total-nll", "sum-vs-mean", "exp(sum of -ln p_i)", lambda f: math.exp(len(f["probs"]) * _mean_nll(f["probs"])),
+     "That exponentiates the total NLL; perplexity uses the mean NLL per token."),
+    ("mean-nll", "perplexity-is-loss", "mean of -ln p_i", lambda f: _mean_nll(f["probs"]),
+     "That is the mean NLL (cross-entropy); perplexity is its exponential."),
+    ("reciprocal", "perplexity-reciprocal", "exp(-mean NLL)", lambda f: math.exp(-_mean_nll(f["probs"])),
+     "That is exp(-mean NLL), the geometric-mean probability; perplexity is its reciprocal."),
+    ("mean-of-reciprocals", "arithmetic-mean-perplexity", "mean of 1/p_i",
+     lambda f: sum(1 / p for p in f["probs"]) / len(f["probs"]),
+     "That is the arithmetic mean of 1/p; perplexity uses the geometric mean."),
+    ("inverse-arithmetic-mean", "arithmetic-mean-perplexity", "n / sum p_i",
+     lambda f: len(f["probs"]) / sum(f["probs"]),
+     "That inverts the arithmetic mean of the probabilities; perplexity inverts their geometric mean."),
+    ("base-2", "wrong-log-base", "2^(mean NLL)", lambda f: 2 ** _mean_nll(f["probs"]),
+     "The mean NLL is in nats, so it is exponentiated with base e, not 2."),
+])
+
+
 @register_family
 class PerplexityFromProbs(Family):
     name = "perplexity-from-probs"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "Perplexity from token probabilities"
     summary = "Turn the probabilities given to N scored tokens into a perplexity, exp(mean NLL)."
     tags = ("perplexity",)
@@ -31,27 +56,14 @@ class PerplexityFromProbs(Family):
                 f"probabilities\n\n$$p = ({listed}).$$\n\nWhat is the model's perplexity on this text "
                 "(natural logs)?")
         answer = float_answer(ppl)
-        candidates = [
-            ("sum-vs-mean", math.exp(n * mean_nll), "That exponentiates the total NLL; perplexity uses "
-             "the mean NLL per token."),
-            ("perplexity-is-loss", mean_nll, "That is the mean NLL (cross-entropy); perplexity is its exponential."),
-            ("perplexity-reciprocal", 1 / ppl, "That is exp(-mean NLL), the geometric-mean probability; "
-             "perplexity is its reciprocal."),
-            ("arithmetic-mean-perplexity", sum(1 / p for p in probs) / n, "That is the arithmetic mean of "
-             "1/p; perplexity uses the geometric mean."),
-            ("arithmetic-mean-perplexity", n / sum(probs), "That inverts the arithmetic mean of the "
-             "probabilities; perplexity inverts their geometric mean."),
-            ("wrong-log-base", 2 ** mean_nll, "The mean NLL is in nats, so it is exponentiated with "
-             "base e, not 2."),
-        ]
+        wrong = wrong_options(MISTAKES, list(MISTAKES), {"probs": probs}, fmt.num_tex)
         solution = (f"Mean negative log-likelihood: $\\bar\\ell = -\\frac{{1}}{{{n}}}\\sum_i \\ln p_i = "
                     f"{fmt.num(mean_nll)}$ nats. Perplexity $= e^{{\\bar\\ell}} = {fmt.num(ppl)}$, the "
                     "reciprocal of the geometric mean of the probabilities. A model that guessed uniformly "
                     "among k tokens would have perplexity k.")
-        options = numeric_options(rng, answer.value, fmt.num_tex(ppl), candidates, fmt.num_tex,
-                                  "Correct: exponentiate the mean NLL.")
+        options = numeric_options(rng, answer.value, fmt.num_tex(ppl), wrong, "Correct: exponentiate the mean NLL.")
         return Draft(parameters={"probs": probs}, stem=stem, answer=answer, options=options,
-                     solution=solution)
+                     solution=solution, mistakes=wrong)
 
     def check(self, variant: dict[str, Any]) -> list[str]:
         probs = variant["parameters"]["probs"]

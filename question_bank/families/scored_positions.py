@@ -9,6 +9,7 @@ from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.errors import Redraw
 from question_bank.families._common import WORDS, check_equal, int_answer
+from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import masked_cross_entropy, next_token_batch
@@ -33,9 +34,21 @@ def scored_by_reference(lengths: list[int], padded: int, vocab: int) -> int:
     return int(np.count_nonzero(np.abs(dlogits).sum(axis=-1)))
 
 
+#: Every wrong count this family knows.
+MISTAKES = register_mistakes("scored-positions", [
+    ("every-input-position", "padding-scored", "B*(P-1)", lambda f: len(f["lengths"]) * (f["padded_length"] - 1),
+     "That counts every input position, padding targets included."),
+    ("every-real-token", "last-token-scored", "sum L", lambda f: sum(f["lengths"]),
+     "A sequence of L tokens has only L-1 next-token targets."),
+    ("every-slot", "counts-all-slots", "B*P", lambda f: len(f["lengths"]) * f["padded_length"],
+     "That counts every slot of the padded batch."),
+])
+
+
 @register_family
 class ScoredPositions(Family):
     name = "scored-positions"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "Scored positions with padding"
     summary = "Count the positions a padded batch scores: each sequence of L tokens gives L-1 predictions."
     tags = ("targets", "padding", "cross-entropy")
@@ -56,18 +69,15 @@ class ScoredPositions(Family):
                 f"Training uses inputs `row[:-1]` and targets `row[1:]` ({P - 1} positions per row) and "
                 "excludes every position whose target is `<pad>`. How many positions enter the mean of the "
                 "loss, i.e. what is its denominator N?")
-        candidates = [
-            ("padding-scored", B * (P - 1), "That counts every input position, padding targets included."),
-            ("last-token-scored", sum(lengths), "A sequence of L tokens has only L-1 next-token targets."),
-            ("counts-all-slots", B * P, "That counts every slot of the padded batch."),
-        ]
         solution = (f"A sequence of L real tokens gives L-1 predictions with a real target. "
                     f"N = " + " + ".join(f"({n}-1)" for n in lengths) + f" = {value}. Padding is left out "
                     "of both the sum and the denominator, and its gradient is zero.")
-        options = numeric_options(rng, value, fmt.integer(value), candidates, fmt.integer,
+        parameters = {"lengths": lengths, "padded_length": P}
+        wrong = wrong_options(MISTAKES, list(MISTAKES), parameters, fmt.integer)
+        options = numeric_options(rng, value, fmt.integer(value), wrong,
                                   "Correct: each sequence contributes its length minus one.")
-        return Draft(parameters={"lengths": lengths, "padded_length": P}, stem=stem,
-                     answer=int_answer(value, unit="positions"), options=options, solution=solution)
+        return Draft(parameters=parameters, stem=stem, answer=int_answer(value, unit="positions"),
+                     options=options, solution=solution, mistakes=wrong)
 
     def check(self, variant: dict[str, Any]) -> list[str]:
         p = variant["parameters"]

@@ -8,6 +8,7 @@ import numpy as np
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import LN2, check_close, float_answer, plain_mean_cross_entropy
+from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import cross_entropy_loss, softmax
@@ -19,9 +20,34 @@ def _mean_ce(logits: np.ndarray, targets: np.ndarray) -> float:
     return loss
 
 
+def _target_probs(logits: list[list[int]], tokens: list[int]) -> np.ndarray:
+    """Probability each scored position gives its next token."""
+    z, x = np.asarray(logits, dtype=np.float64), np.asarray(tokens)
+    return softmax(z[:-1])[np.arange(len(x) - 1), x[1:]]
+
+
+#: Every wrong value this family knows; ``z`` and ``x`` are the logits and tokens as arrays.
+MISTAKES = register_mistakes("shifted-cross-entropy", [
+    ("unshifted", "off-by-one-alignment", "mean CE of z[t] against x[t]",
+     lambda f: _mean_ce(f["z"][:-1], f["x"][:-1]),
+     "That scores the logits at position t against the token already at t; they predict the token at t+1."),
+    ("shifted-back", "shift-wrong-direction", "mean CE of z[t] against x[t-1]",
+     lambda f: _mean_ce(f["z"][1:], f["x"][:-1]),
+     "That scores position t against the previous token; the target is the next one."),
+    ("sum", "sum-vs-mean", "sum of the T-1 terms", lambda f: f["loss"] * (f["T"] - 1),
+     "That is the sum over the {scored} scored positions; the loss is their mean."),
+    ("bits", "wrong-log-base", "loss / ln 2", lambda f: f["loss"] / LN2,
+     "That is the loss in bits; the question asks for nats."),
+    ("mean-probability", "probability-not-loss", "mean p(x[t+1])",
+     lambda f: float(np.mean(_target_probs(f["logits"], f["tokens"]))),
+     "That is the mean probability of the targets; the loss is the mean negative log-probability."),
+])
+
+
 @register_family
 class ShiftedCrossEntropy(Family):
     name = "shifted-cross-entropy"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "Cross-entropy with shifted targets"
     summary = "Mean next-token cross-entropy of a small logits table: position t is scored on token t+1."
     tags = ("cross-entropy", "alignment")
@@ -39,26 +65,23 @@ class ShiftedCrossEntropy(Family):
                 f"one row of logits per position:\n\n{fmt.table(header, rows)}\n\nWhat is the mean next-token "
                 "cross-entropy over the positions that have a next token, in nats?")
         answer = float_answer(loss, unit="nats")
-        candidates = [
-            ("off-by-one-alignment", _mean_ce(logits[:-1], tokens[:-1]), "That scores the logits at position "
-             "t against the token already at t; they predict the token at t+1."),
-            ("shift-wrong-direction", _mean_ce(logits[1:], tokens[:-1]), "That scores position t against the "
-             "previous token; the target is the next one."),
-            ("sum-vs-mean", loss * (T - 1), f"That is the sum over the {T - 1} scored positions; the loss is "
-             "their mean."),
-            ("wrong-log-base", loss / LN2, "That is the loss in bits; the question asks for nats."),
-            ("probability-not-loss", float(np.mean(probs)), "That is the mean probability of the targets; the "
-             "loss is the mean negative log-probability."),
-        ]
         terms = " ".join(f"+ \\ell_{t}" for t in range(T - 1)).lstrip("+ ")
         solution = (f"Position t predicts token t+1, so positions 0..{T - 2} are scored against tokens "
                     f"{[int(x) for x in tokens[1:]]} (the last position has no target). Each term is "
                     "$\\ell_t = \\ln\\sum_v e^{z_{t,v}} - z_{t,x_{t+1}}$; the loss is "
                     f"$\\frac{{1}}{{{T - 1}}}({terms}) = {fmt.num(loss)}$ nats.")
-        options = numeric_options(rng, answer.value, fmt.num_tex(loss), candidates, fmt.num_tex,
+        parameters = {"logits": logits.astype(int).tolist(), "tokens": tokens.tolist()}
+        wrong = wrong_options(MISTAKES, list(MISTAKES), self.facts(parameters), fmt.num_tex)
+        options = numeric_options(rng, answer.value, fmt.num_tex(loss), wrong,
                                   "Correct: logits at t are scored against the token at t+1.")
-        return Draft(parameters={"logits": logits.astype(int).tolist(), "tokens": tokens.tolist()},
-                     stem=stem, answer=answer, options=options, solution=solution)
+        return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
+                     mistakes=wrong)
+
+    def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        """The logits and tokens as arrays, T, and the reference loss."""
+        z, x = np.asarray(parameters["logits"], dtype=np.float64), np.asarray(parameters["tokens"])
+        T = len(x)
+        return {**parameters, "z": z, "x": x, "T": T, "scored": T - 1, "loss": _mean_ce(z[:-1], x[1:])}
 
     def check(self, variant: dict[str, Any]) -> list[str]:
         params = variant["parameters"]

@@ -106,10 +106,13 @@ def options_for(task: str, k: int) -> list[tuple[dict[str, Any], str | None, str
 @register_family
 class TaskTransformations(Family):
     name = "task-transformations"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "GPT-1 task input transformations"
     summary = "Pick GPT-1's input transformation for classification, entailment, similarity or multiple choice."
     tags = ("fine-tuning", "gpt-1")
     distinct_target = 120
+    # one stem per text, per ordered pair of texts (entailment and similarity), per reading item
+    distinct_items = len(SENTENCES) + 2 * len(SENTENCES) * (len(SENTENCES) - 1) + len(QA_ITEMS)
 
     def build(self, rng: np.random.Generator) -> Draft:
         task = TASKS[int(rng.integers(len(TASKS)))]

@@ -1,14 +1,15 @@
 """Teacher forcing in training against feeding back outputs in generation."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from question_bank.choices import numeric_options
 from question_bank.families._common import WORDS, check_equal, correct_choices, word_run
+from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
-from question_bank.variant import Answer, Draft
+from question_bank.variant import Answer, Draft, Option
 
 START = "<s>"
 
@@ -30,9 +31,33 @@ def _other_word(rng: np.random.Generator, avoid: str) -> str:
             return word
 
 
+#: Every wrong value this family knows. Training: ``t`` the position, ``x`` the inputs,
+#: ``predicted`` the model's argmax; generation: ``prompt`` and ``generated`` so far.
+MISTAKES = register_mistakes("teacher-forcing", [
+    ("training/predicted-input", "teacher-forcing-feeds-predictions", "(predicted[t-1], w[t])",
+     lambda f: [f["predicted"][f["position"] - 1], f["tokens"][f["position"]]],
+     "Teacher forcing feeds the observed token, not the model's previous prediction."),
+    ("training/target-as-input", "target-leak", "(w[t], w[t])",
+     lambda f: [f["tokens"][f["position"]], f["tokens"][f["position"]]],
+     "The position would be given the token it must predict."),
+    ("training/input-as-target", "targets-equal-inputs", "(x[t], x[t])",
+     lambda f: [f["inputs"][f["position"]], f["inputs"][f["position"]]],
+     "The target is the next token, not the input token itself."),
+    ("generation/reference-fed", "generation-uses-ground-truth", "prompt + reference[:k]",
+     lambda f: f["prompt"] + f["tokens"][f["prompt_length"]:f["prompt_length"] + len(f["generated"])],
+     "At generation there is no reference text; the model reads its own outputs."),
+    ("generation/prompt-only", "generation-ignores-own-output", "prompt", lambda f: list(f["prompt"]),
+     "Each generated token is appended to the input."),
+    ("generation/next-reference-fed", "target-leak", "prompt + generated + reference[k]",
+     lambda f: f["prompt"] + f["generated"] + [f["tokens"][f["prompt_length"] + len(f["generated"])]],
+     "The next reference token is what would be predicted; it is not available as input."),
+])
+
+
 @register_family
 class TeacherForcing(Family):
     name = "teacher-forcing"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "Teacher forcing and generation"
     summary = "What the model reads at a position in teacher-forced training, or at a step of generation."
     tags = ("training", "decoding", "alignment")
@@ -52,14 +77,9 @@ class TeacherForcing(Family):
         predicted[t - 1] = _other_word(rng, words[t - 1])
         text = _pair_text
         correct_value = [inputs[t], words[t]]                # (input, target) of position t
-        wrong = [
-            ("teacher-forcing-feeds-predictions", [predicted[t - 1], words[t]],
-             "Teacher forcing feeds the observed token, not the model's previous prediction."),
-            ("target-leak", [words[t], words[t]], "The position would be given the token it must predict."),
-            ("targets-equal-inputs", [inputs[t], inputs[t]], "The target is the next token, not the input "
-             "token itself."),
-        ]
-        options = numeric_options(rng, correct_value, text(correct_value), wrong, text,
+        parameters = {"mode": "training", "tokens": words, "predicted": predicted, "position": t}
+        wrong = self._wrong(parameters, text)
+        options = numeric_options(rng, correct_value, text(correct_value), wrong,
                                   "Correct: observed input, next observed token as target.")
         stem = (f"A GPT is trained with teacher forcing on the sequence {_code([START] + words)}. In one "
                 f"forward pass its argmax predictions at positions 0..{n - 1} were {_code(predicted)}. "
@@ -68,9 +88,9 @@ class TeacherForcing(Family):
                     f"{_code(words)}. Position {t} therefore reads `{inputs[t]}` and is scored against "
                     f"`{words[t]}`, whatever the model predicted before. All positions are scored in one "
                     "masked, parallel pass.")
-        return Draft(parameters={"mode": "training", "tokens": words, "predicted": predicted, "position": t},
+        return Draft(parameters=parameters,
                      stem=stem, answer=Answer(kind="single_choice", value=None, display=text(correct_value)),
-                     options=options, solution=solution)
+                     options=options, solution=solution, mistakes=wrong)
 
     def _generation(self, rng: np.random.Generator, words: list[str]) -> Draft:
         n = len(words)
@@ -79,14 +99,9 @@ class TeacherForcing(Family):
         prompt = [START] + words[:p]
         generated = [_other_word(rng, w) for w in words[p:p + k]]
         correct_value = prompt + generated
-        wrong = [
-            ("generation-uses-ground-truth", prompt + words[p:p + k],
-             "At generation there is no reference text; the model reads its own outputs."),
-            ("generation-ignores-own-output", list(prompt), "Each generated token is appended to the input."),
-            ("target-leak", prompt + generated + [words[p + k]], "The next reference token is what would be "
-             "predicted; it is not available as input."),
-        ]
-        options = numeric_options(rng, correct_value, _code(correct_value), wrong, _code,
+        parameters = {"mode": "generation", "tokens": words, "prompt_length": p, "generated": generated}
+        wrong = self._wrong(parameters, _code)
+        options = numeric_options(rng, correct_value, _code(correct_value), wrong,
                                   "Correct: the prompt followed by everything generated so far.")
         stem = (f"A trained GPT generates from the prompt {_code(prompt)}. The reference text "
                 f"continues {_code(words[p:])}, but greedy decoding has produced {_code(generated)} so far. "
@@ -94,9 +109,20 @@ class TeacherForcing(Family):
         solution = (f"Generation is autoregressive: every chosen token is appended and fed back, so the input "
                     f"is {_code(correct_value)}. The reference continuation is used only in training (teacher "
                     "forcing), where it supplies both inputs and targets.")
-        return Draft(parameters={"mode": "generation", "tokens": words, "prompt_length": p, "generated": generated},
+        return Draft(parameters=parameters,
                      stem=stem, answer=Answer(kind="single_choice", value=None, display=_code(correct_value)),
-                     options=options, solution=solution)
+                     options=options, solution=solution, mistakes=wrong)
+
+    def _wrong(self, parameters: dict[str, Any], render: Callable[[Any], str]) -> list[Option]:
+        names = [k for k in MISTAKES if k.startswith(parameters["mode"] + "/")]
+        return wrong_options(MISTAKES, names, self.facts(parameters), render)
+
+    def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        """The inputs of teacher forcing, or the prompt of generation."""
+        words = parameters["tokens"]
+        if parameters["mode"] == "training":
+            return {**parameters, "inputs": [START] + words[:-1]}
+        return {**parameters, "prompt": [START] + words[:parameters["prompt_length"]]}
 
     def check(self, variant: dict[str, Any]) -> list[str]:
         p = variant["parameters"]

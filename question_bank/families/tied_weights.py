@@ -9,6 +9,7 @@ from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.errors import Redraw
 from question_bank.families._common import check_equal, enumerate_param_counts, int_answer, shape_answer
+from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.shape_probe import ShapeProbe
 from question_bank.variant import Answer, Draft, Option
@@ -26,6 +27,34 @@ EXPRESSIONS = (
 )
 
 
+#: Every wrong value this family knows: (name, misconception, formula, compute, feedback).
+MISTAKES = register_mistakes("tied-weights", [
+    ("logits_shape/keeps-width", "head-keeps-width", "(B, T, C)", lambda f: [f["B"], f["T"], f["C"]],
+     "The head maps width C to one score per vocabulary entry."),
+    ("logits_shape/flattened", "flattened-batch", "(B*T, V)", lambda f: [f["B"] * f["T"], f["V"]],
+     "The logits keep the (B, T) layout."),
+    ("logits_shape/last-position", "scores-only-last-position", "(B, V)", lambda f: [f["B"], f["V"]],
+     "In training every position gets logits."),
+    ("logits_shape/context-for-vocab", "confuses-context-with-vocab", "(B, T, T)",
+     lambda f: [f["B"], f["T"], f["T"]], "The last axis is the vocabulary, not the context."),
+    ("right_operand/untransposed", "missing-transpose", "(V, C)", lambda f: [f["V"], f["C"]],
+     "That is E itself; the head multiplies by its transpose."),
+    ("right_operand/batch-axis", "weight-has-batch-axis", "(B, C, V)", lambda f: [f["B"], f["C"], f["V"]],
+     "The shared matrix has no batch axis."),
+    ("right_operand/context-for-vocab", "confuses-context-with-vocab", "(C, T)", lambda f: [f["C"], f["T"]],
+     "M maps width C to the vocabulary V, not to T."),
+    ("untied_total/head-not-added", "untied-not-counted", "tied total",
+     lambda f: f["tied_total"], "An untied head is a separate V x C matrix and adds V*C."),
+    ("untied_total/two-matrices", "tied-counted-twice", "tied total + 2*V*C",
+     lambda f: f["tied_total"] + 2 * f["V"] * f["C"], "Untying adds one V x C matrix, not two."),
+    ("untied_total/output-bias", "counts-output-bias", "tied total + V*C + V",
+     lambda f: f["tied_total"] + f["V"] * f["C"] + f["V"], "The convention has no output bias."),
+    ("untied_total/position-table-added", "position-table-in-head", "tied total + (V + T)*C",
+     lambda f: f["tied_total"] + (f["V"] + f["T"]) * f["C"],
+     "Only the token matrix is copied into the head; the position table stays at the input."),
+])
+
+
 class _RecordingProbe(ShapeProbe):
     """A shape probe that remembers the shape of what it is multiplied by."""
 
@@ -41,6 +70,7 @@ class _RecordingProbe(ShapeProbe):
 @register_family
 class TiedWeights(Family):
     name = "tied-weights"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "A head tied to the token embedding"
     summary = "Tied head: the transpose of E, the logits' shape, the parameters untying adds, the expression."
     tags = ("shapes", "weight-tying", "parameters")
@@ -66,27 +96,29 @@ class TiedWeights(Family):
         if ask == "logits_shape":
             shape = list(logits.shape)
             question = "What is the shape of the logits?"
-            candidates = [
-                ("head-keeps-width", [B, T, C], "The head maps width C to one score per vocabulary entry."),
-                ("flattened-batch", [B * T, V], "The logits keep the (B, T) layout."),
-                ("scores-only-last-position", [B, V], "In training every position gets logits."),
-                ("confuses-context-with-vocab", [B, T, T], "The last axis is the vocabulary, not the context."),
-            ]
         else:
             shape = list(hidden.right_operand)
             question = "The head computes `logits = hidden @ M`. What is the shape of `M`?"
-            candidates = [
-                ("missing-transpose", [V, C], "That is E itself; the head multiplies by its transpose."),
-                ("weight-has-batch-axis", [B, C, V], "The shared matrix has no batch axis."),
-                ("confuses-context-with-vocab", [C, T], "M maps width C to the vocabulary V, not to T."),
-            ]
         solution = (f"With tying, `M = E.T` has shape (C, V) = {fmt.shape([C, V])}, and "
                     f"`hidden @ E.T` gives logits of shape (B, T, V) = {fmt.shape([B, T, V])}. "
                     "The same matrix serves as input embedding and output projection.")
-        options = numeric_options(rng, shape, fmt.shape(shape), candidates, fmt.shape,
+        wrong = self._wrong(ask, params, fmt.shape)
+        options = numeric_options(rng, shape, fmt.shape(shape), wrong,
                                   "Correct: the tied head multiplies by the transpose of E.")
         return Draft(parameters=params, stem=f"{intro} {question}", answer=shape_answer(shape),
-                     options=options, solution=solution)
+                     options=options, solution=solution, mistakes=wrong)
+
+    def _wrong(self, ask: str, params: dict[str, Any], render: Callable[[Any], str]) -> list[Option]:
+        names = [name for name in MISTAKES if name.startswith(ask + "/")]
+        return wrong_options(MISTAKES, names, self.facts(params), render)
+
+    def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        """The sizes, plus the tied model's total for the untying question."""
+        facts = dict(parameters)
+        if parameters["ask"] == "untied_total":
+            T, C, V = parameters["T"], parameters["C"], parameters["V"]
+            facts["tied_total"] = gpt_param_count(V, T, C, parameters["n_layer"], 4 * C, tied=True)["total"]
+        return facts
 
     def _untied_total(self, rng: np.random.Generator, intro: str, params: dict[str, Any]) -> Draft:
         B, T, C, V = params["B"], params["T"], params["C"], params["V"]
@@ -98,18 +130,13 @@ class TiedWeights(Family):
         stem = (f"{intro} With {L} blocks and FFN width 4C, the tied model has "
                 f"{fmt.integer(tied['total'])} parameters (context length T = {T}). How many parameters does "
                 "the same model have if the output head is **untied** (a separate matrix, no output bias)?")
-        candidates = [
-            ("untied-not-counted", tied["total"], "An untied head is a separate V x C matrix and adds V*C."),
-            ("tied-counted-twice", tied["total"] + 2 * V * C, "Untying adds one V x C matrix, not two."),
-            ("counts-output-bias", tied["total"] + V * C + V, "The convention has no output bias."),
-            ("forgot-position-embeddings", tied["total"] + (V + T) * C, "Only the token matrix is copied; the "
-             "position table stays at the input."),
-        ]
         solution = (f"Untying adds one V x C matrix: {fmt.integer(V)} x {C} = {fmt.integer(V * C)}, so the "
                     f"total becomes {fmt.integer(tied['total'])} + {fmt.integer(V * C)} = {fmt.integer(total)}.")
-        options = numeric_options(rng, total, fmt.integer(total), candidates, fmt.integer,
+        wrong = self._wrong("untied_total", params, fmt.integer)
+        options = numeric_options(rng, total, fmt.integer(total), wrong,
                                   "Correct: untying adds exactly V*C parameters.")
-        return Draft(parameters=params, stem=stem, answer=int_answer(total), options=options, solution=solution)
+        return Draft(parameters=params, stem=stem, answer=int_answer(total), options=options, solution=solution,
+                     mistakes=wrong)
 
     def _expression(self, rng: np.random.Generator, intro: str, params: dict[str, Any]) -> Draft:
         # Which expression is right is decided by evaluating each one on small

@@ -9,6 +9,7 @@ import numpy as np
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import LN2, check_close, float_answer
+from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import build_vocab, cross_entropy_loss, perplexity_from_loss
@@ -19,10 +20,39 @@ ASKS = ("loss_nats", "loss_bits", "perplexity")
 KNOWN_VOCABS = {50257: "GPT-2's BPE vocabulary", 40478: "GPT-1's vocabulary", 256: "a byte-level vocabulary"}
 MAX_VOCAB = 100_000
 
+#: Every wrong value this family knows, by the quantity asked: (name, misconception, formula, compute, feedback).
+MISTAKES = register_mistakes("uniform-baseline", [
+    ("loss_nats/log2", "wrong-log-base", "log2 V", lambda f: math.log2(f["vocab_size"]),
+     "That is log base 2 (bits); the loss is in nats."),
+    ("loss_nats/log10", "wrong-log-base", "log10 V", lambda f: math.log10(f["vocab_size"]),
+     "That is log base 10; the loss is in nats."),
+    ("loss_nats/probability", "uniform-probability-not-loss", "1/V", lambda f: 1 / f["vocab_size"],
+     "That is the probability of each token; the loss is its negative log."),
+    ("loss_nats/perplexity", "perplexity-for-loss", "V", lambda f: float(f["vocab_size"]),
+     "That is the perplexity of the uniform model; the loss is its natural log."),
+    ("loss_bits/nats", "bits-vs-nats", "ln V", lambda f: math.log(f["vocab_size"]),
+     "That is the loss in nats; in bits it is log base 2 of V."),
+    ("loss_bits/log10", "wrong-log-base", "log10 V", lambda f: math.log10(f["vocab_size"]),
+     "That is log base 10; bits use base 2."),
+    ("loss_bits/probability", "uniform-probability-not-loss", "1/V", lambda f: 1 / f["vocab_size"],
+     "That is the probability of each token; the loss is its negative log."),
+    ("loss_bits/perplexity", "perplexity-for-loss", "V", lambda f: float(f["vocab_size"]),
+     "That is the perplexity; the loss is its logarithm."),
+    ("perplexity/loss-nats", "perplexity-is-loss", "ln V", lambda f: math.log(f["vocab_size"]),
+     "That is the loss ln V; perplexity is its exponential."),
+    ("perplexity/probability", "perplexity-reciprocal", "1/V", lambda f: 1 / f["vocab_size"],
+     "That is the probability of each token; perplexity is its reciprocal."),
+    ("perplexity/loss-bits", "perplexity-is-loss", "log2 V", lambda f: math.log2(f["vocab_size"]),
+     "That is the loss in bits; perplexity is 2 to that power."),
+    ("perplexity/base-2", "wrong-log-base", "2^(ln V)", lambda f: 2 ** math.log(f["vocab_size"]),
+     "A loss in nats is exponentiated with base e, not 2."),
+])
+
 
 @register_family
 class UniformBaseline(Family):
     name = "uniform-baseline"
+    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
     title = "The uniform baseline"
     summary = "Loss (nats or bits) or perplexity of a model whose logits are all equal: ln V and V."
     tags = ("cross-entropy", "baseline", "perplexity")
@@ -35,49 +65,29 @@ class UniformBaseline(Family):
         loss, _ = cross_entropy_loss(np.zeros((1, 1, vocab)), target)
         intro = (f"An untrained model over {where} of V = {fmt.integer(vocab)} tokens outputs the same logit "
                  "for every token.")
-        ln_v, log2_v, log10_v = math.log(vocab), math.log2(vocab), math.log10(vocab)
+        ln_v, log2_v = math.log(vocab), math.log2(vocab)
         if ask == "loss_nats":
             question = "What cross-entropy loss per token should it score, in nats?"
             value, unit = loss, "nats"
-            candidates = [
-                ("wrong-log-base", log2_v, "That is log base 2 (bits); the loss is in nats."),
-                ("wrong-log-base", log10_v, "That is log base 10; the loss is in nats."),
-                ("uniform-probability-not-loss", 1 / vocab, "That is the probability of each token; the "
-                 "loss is its negative log."),
-                ("perplexity-for-loss", float(vocab), "That is the perplexity of the uniform model; the "
-                 "loss is its natural log."),
-            ]
         elif ask == "loss_bits":
             question = "What cross-entropy loss per token should it score, in **bits**?"
             value, unit = loss / LN2, "bits"
-            candidates = [
-                ("bits-vs-nats", ln_v, "That is the loss in nats; in bits it is log base 2 of V."),
-                ("wrong-log-base", log10_v, "That is log base 10; bits use base 2."),
-                ("uniform-probability-not-loss", 1 / vocab, "That is the probability of each token; the "
-                 "loss is its negative log."),
-                ("perplexity-for-loss", float(vocab), "That is the perplexity; the loss is its logarithm."),
-            ]
         else:
             question = "What is its perplexity?"
             value, unit = perplexity_from_loss(loss), ""
-            candidates = [
-                ("perplexity-is-loss", ln_v, "That is the loss ln V; perplexity is its exponential."),
-                ("perplexity-reciprocal", 1 / vocab, "That is the probability of each token; perplexity is "
-                 "its reciprocal."),
-                ("perplexity-is-loss", log2_v, "That is the loss in bits; perplexity is 2 to that power."),
-                ("wrong-log-base", 2 ** ln_v, "A loss in nats is exponentiated with base e, not 2."),
-            ]
         answer = float_answer(value, unit=unit)
         stem = f"{intro} {question}"
         solution = (f"Equal logits give a uniform softmax, $p = 1/V$ for every token, so each position's loss "
-                    f"is $-\\ln(1/V) = \\ln V = \\ln {vocab} = {fmt.num(ln_v)}$ nats "
-                    f"(= $\\log_2 V = {fmt.num(log2_v)}$ bits), and the perplexity is $e^{{\\ln V}} = V = {vocab}$. "
+                    f"is $-\\ln(1/V) = \\ln V = \\ln {fmt.integer_tex(vocab)} = {fmt.num(ln_v)}$ nats "
+                    f"(= $\\log_2 V = {fmt.num(log2_v)}$ bits), and the perplexity is $e^{{\\ln V}} = V = {fmt.integer_tex(vocab)}$. "
                     "A freshly initialised model should start near this value; falling below it is the first "
                     "sign of learning.")
-        options = numeric_options(rng, answer.value, fmt.num_tex(value), candidates, fmt.num_tex,
+        parameters = {"vocab_size": vocab, "ask": ask}
+        wrong = wrong_options(MISTAKES, [n for n in MISTAKES if n.startswith(ask + "/")], parameters, fmt.num_tex)
+        options = numeric_options(rng, answer.value, fmt.num_tex(value), wrong,
                                   "Correct: a uniform model pays ln V nats per token and has perplexity V.")
-        return Draft(parameters={"vocab_size": vocab, "ask": ask}, stem=stem, answer=answer, options=options,
-                     solution=solution)
+        return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
+                     mistakes=wrong)
 
     @staticmethod
     def _vocabulary(rng: np.random.Generator) -> tuple[int, str]:

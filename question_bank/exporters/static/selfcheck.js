@@ -1,30 +1,7 @@
-"""The script and styles of the self-check page, kept as Python strings so the
-package ships them without extra data files.
-
-The script mirrors :mod:`question_bank.answers` (reading typed answers and
-judging them) and :mod:`question_bank.exporters._payload` (decoding the
-obfuscated answer keys); ``tests/test_exports_browser.py`` runs both sides on
-the same table of inputs. ``window.selfcheck`` exposes the functions so the
-tests can call them.
-"""
-from __future__ import annotations
-
-SELFCHECK_CSS = """\
-.answer { display: flex; flex-wrap: wrap; gap: 0.5rem; align-items: center; margin: 0.6rem 0; }
-.answer input[type=text] { font: inherit; padding: 0.25rem 0.4rem; min-width: 14rem; }
-.answer button { font: inherit; padding: 0.25rem 0.9rem; cursor: pointer; }
-.choices label { cursor: pointer; }
-.feedback { margin: 0.4rem 0; padding: 0.4rem 0.7rem; border-radius: 4px; }
-.feedback:empty { display: none; }
-.feedback.right { background: #e3f4e6; border-left: 4px solid #2e7d32; }
-.feedback.wrong { background: #fdecea; border-left: 4px solid #c62828; }
-.feedback.malformed { background: #fff6dd; border-left: 4px solid #b7860b; }
-.feedback p { margin: 0.2rem 0; }
-.score { position: sticky; top: 0; background: #fff; padding: 0.4rem 0; border-bottom: 1px solid #ddd; }
-details.solution { margin: 0.4rem 0 1rem; }
-"""
-
-SELFCHECK_JS = r"""
+// The self-check page's script. It mirrors question_bank/answers.py (reading typed
+// answers and judging them) and question_bank/exporters/_payload.py (decoding the
+// obfuscated answer keys); tests/test_exports_browser.py runs both sides on the same
+// table of inputs. window.selfcheck exposes the functions so the tests can call them.
 "use strict";
 (function () {
   // --- reading typed answers (mirrors question_bank/answers.py) -------------
@@ -209,6 +186,12 @@ SELFCHECK_JS = r"""
       if (matches(key.kind, key.value, response, key.rtol, key.atol)) {
         return {correct: true, feedback: "Correct.", misconception: null};
       }
+      var mistakes = key.mistakes || [];
+      for (i = 0; i < mistakes.length; i++) {
+        if (matches(key.kind, mistakes[i].value, response, key.rtol, key.atol)) {
+          return {correct: false, feedback: mistakes[i].feedback, misconception: mistakes[i].misconception};
+        }
+      }
       return {correct: false, feedback: unknownMistake(key), misconception: null};
     }
     var field = key.kind === "single_choice" ? "id" : "value";
@@ -309,4 +292,3 @@ SELFCHECK_JS = r"""
   window.selfcheck = {parseResponse: parseResponse, judge: judge, decode: decode, fnv1a: fnv1a,
                       ResponseError: ResponseError};
 })();
-"""
