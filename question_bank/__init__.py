@@ -18,7 +18,11 @@ from question_bank.generate import (
     generate_variant,
     run_generate,
 )
-from question_bank.registry import Family, families, family_names, get_family, register_family
+# The subpackage of the same name is imported first: importing it later (as any family module
+# does) would otherwise rebind ``question_bank.families`` from the function to the package.
+import importlib as _importlib  # noqa: E402
+_importlib.import_module("question_bank.families")
+from question_bank.registry import Family, families, family_names, get_family, register_family  # noqa: E402
 from question_bank.stress import StressReport, run_stress
 
 __all__ = [
