@@ -56,7 +56,9 @@ GRACE = 1.0
 WATCH = 3.0
 LINGERING = {"fork_bomb", "results_rewriter", "shadowed_support"}
 #: Attacks that do gain marks where the student's code and the tests share a process.
-REAL_ELSEWHERE = ["reference_from_packages", "frames_and_gc", "ndarray_subclass"]
+#: (The ndarray subclass whose comparisons always agree earns nothing even in otter's own
+#: kernel now, so it is no control.)
+REAL_ELSEWHERE = ["reference_from_packages", "frames_and_gc"]
 
 
 class Listener:

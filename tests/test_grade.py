@@ -146,7 +146,9 @@ def test_cli_prints_a_summary_and_reports_bad_input(built, cohort, tmp_path):
     result = runner.invoke(main, ["grade", str(cohort / "alice.ipynb"), str(cohort / "bob.ipynb"),
                                   "-a", str(built.autograder_zip), "-o", str(tmp_path / "o"), "--workers", "1"])
     assert result.exit_code == 0, result.output
-    assert "alice" in result.output and "2 students: 2 graded" in result.output
+    lines = result.output.splitlines()
+    assert lines[1].startswith("Sandbox: bwrap"), "the sandbox is named first"
+    assert "alice" in result.output and "2 submissions: 2 graded; 2 graded in this run" in result.output
     empty = tmp_path / "empty"
     empty.mkdir()
     result = runner.invoke(main, ["grade", str(empty), "-a", str(built.autograder_zip), "-o", str(tmp_path / "o2")])
@@ -155,3 +157,10 @@ def test_cli_prints_a_summary_and_reports_bad_input(built, cohort, tmp_path):
     bad_zip.write_bytes(b"not a zip")
     result = runner.invoke(main, ["grade", str(cohort), "-a", str(bad_zip), "-o", str(tmp_path / "o3")])
     assert result.exit_code == 1 and "not a readable autograder zip" in result.output
+    # Every submission rejected: nothing graded is an error, and it says why.
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "carol.py").write_bytes(b"\xff\xfe not text")
+    result = runner.invoke(main, ["grade", str(junk), "-a", str(built.autograder_zip), "-o", str(tmp_path / "o4")])
+    assert result.exit_code == 1 and "no submission could be graded" in result.output
+    assert "1 submission: 1 rejected" in result.output

@@ -45,10 +45,14 @@ def test_runtime_installs_from_the_zip_and_grades_a_submission(tmp_path):
     install = subprocess.run([str(python), "-m", "pip", "install", "--quiet", *requirements],
                              capture_output=True, text=True, env=clean_env, timeout=900)
     assert install.returncode == 0, install.stderr[-3000:]
-    # The environment has the runtime from the wheel, not from this checkout.
-    where = subprocess.run([str(python), "-c", "import autograder, solutions; print(autograder.__file__)"],
-                           capture_output=True, text=True, env=clean_env, cwd=tmp_path)
+    # The environment has the runtime from the wheel, not from this checkout, and no reference:
+    # the references travel only in the zip's support folder, out of student code's reach.
+    probe = ("import importlib.util, autograder; print(autograder.__file__); "
+             "print([m for m in ('solutions', 'autograder.build', 'autograder.report', 'question_bank') "
+             "if importlib.util.find_spec(m)])")
+    where = subprocess.run([str(python), "-c", probe], capture_output=True, text=True, env=clean_env, cwd=tmp_path)
     assert str(env_dir) in where.stdout, where.stdout + where.stderr
+    assert where.stdout.splitlines()[1] == "[]", where.stdout
 
     out = tmp_path / "out"
     out.mkdir()

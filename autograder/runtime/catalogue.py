@@ -19,6 +19,7 @@ tests, where student code cannot read it.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import re
@@ -136,7 +137,10 @@ def load_catalogue(folder: str | Path, assignment: str, functions: tuple[str, ..
     catalogue = Catalogue(assignment, tuple(functions), solutions_module=solutions_module)
     if not path.is_file():
         return catalogue
-    module_name = "lmhead_catalogue_" + re.sub(r"\W", "_", assignment)
+    # One module name per file: a catalogue unpacked from an autograder zip must not
+    # replace the assignment folder's own in sys.modules (or the other way round).
+    where = hashlib.blake2b(str(path.resolve()).encode(), digest_size=6).hexdigest()
+    module_name = "lmhead_catalogue_" + re.sub(r"\W", "_", assignment) + "_" + where
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module       # inspect.getsource finds entries through it
