@@ -1,0 +1,161 @@
+"""A submission's code as a stream of normalised tokens, each knowing where it came from.
+
+Copying is hidden by changing what a program looks like, not what it says:
+names, comments, docstrings, blank lines, line breaks, type annotations,
+trailing commas. Python's own tokenizer reads the code, so formatting is gone
+before anything is compared, and then
+
+- comments, line continuations and blank lines are dropped;
+- every bare string statement (docstrings included) is dropped;
+- type annotations (with their ``:`` or ``->``) are dropped;
+- a trailing comma before a closing bracket is dropped;
+- every name the submission itself binds (variables, parameters, its own
+  functions and classes, loop and comprehension variables) becomes ``ID``;
+  names it does not bind (``np``, ``range``, ``float``), attribute names
+  (``.sum``) and keyword names in calls (``axis=``) are kept, since they
+  say what the code does and renaming them is not how copies are hidden;
+- string and number literals are written in one canonical form.
+
+Each token keeps its cell and line, so a match can be shown in the code the
+student wrote.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from dataclasses import dataclass
+
+#: What every student-bound name becomes.
+RENAMED = "ID"
+_DROPPED = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
+_CLOSING = {")", "]", "}"}
+_STRUCTURE = {tokenize.NEWLINE: "NEWLINE", tokenize.INDENT: "INDENT", tokenize.DEDENT: "DEDENT"}
+_Span = tuple[tuple[int, int], tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Token:
+    """One normalised token and where it stands: the cell (0-based) and line (1-based) of its start."""
+
+    text: str
+    cell: int
+    line: int
+
+
+def bound_names(cells: tuple[str, ...] | list[str]) -> frozenset[str]:
+    """Names the code binds itself, over every cell that parses (imports excepted: they name libraries)."""
+    names: set[str] = set()
+    for source in cells:
+        tree = _parse(source)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                names.add(node.id)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                names.add(node.name)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                names.update(node.names)
+    return frozenset(names)
+
+
+def _parse(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _spans(tree: ast.Module | None) -> tuple[list[_Span], list[_Span], set[tuple[int, int]]]:
+    """Bare strings and annotations to drop, and the positions of keyword names in calls."""
+    strings: list[_Span] = []
+    annotations: list[_Span] = []
+    keywords: set[tuple[int, int]] = set()
+    if tree is None:
+        return strings, annotations, keywords
+
+    def span(node: ast.AST | None, into: list[_Span]) -> None:
+        if node is not None and getattr(node, "end_lineno", None) is not None:
+            into.append(((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            span(node, strings)
+        elif isinstance(node, ast.arg):
+            span(node.annotation, annotations)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            span(node.returns, annotations)
+        elif isinstance(node, ast.AnnAssign):
+            span(node.annotation, annotations)
+        elif isinstance(node, ast.keyword) and node.arg is not None:
+            keywords.add((node.lineno, node.col_offset))
+    return strings, annotations, keywords
+
+
+def _inside(position: tuple[int, int], spans: list[_Span]) -> bool:
+    return any(start <= position < end for start, end in spans)
+
+
+def _literal(text: str) -> str:
+    try:
+        return repr(ast.literal_eval(text))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+
+
+def _raw_tokens(source: str) -> list[tokenize.TokenInfo]:
+    """Tokens of ``source``; code that stops tokenizing keeps what came before the error."""
+    found: list[tokenize.TokenInfo] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            found.append(tok)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return found
+
+
+def cell_tokens(source: str, cell: int, bound: frozenset[str]) -> list[Token]:
+    """Normalised tokens of one cell (see the module docstring)."""
+    strings, annotations, keywords = _spans(_parse(source))
+    raw = [t for t in _raw_tokens(source) if t.type not in _DROPPED]
+    kept: list[tokenize.TokenInfo] = []
+    for index, tok in enumerate(raw):
+        if _inside(tok.start, strings) or _inside(tok.start, annotations):
+            continue
+        following = raw[index + 1] if index + 1 < len(raw) else None
+        if tok.string in (":", "->") and following is not None and _inside(following.start, annotations):
+            continue    # the annotation's own ``:`` or ``->``
+        kept.append(tok)
+    out: list[Token] = []
+    for index, tok in enumerate(kept):
+        text = tok.string
+        if tok.type == tokenize.OP:
+            following = kept[index + 1].string if index + 1 < len(kept) else ""
+            if text == "," and following in _CLOSING:
+                continue
+        elif tok.type == tokenize.NAME:
+            previous = kept[index - 1].string if index else ""
+            if text in bound and previous != "." and tok.start not in keywords:
+                text = RENAMED
+        elif tok.type in (tokenize.STRING, tokenize.NUMBER):
+            text = _literal(text)
+        elif tok.type in _STRUCTURE:
+            text = _STRUCTURE[tok.type]
+            if text == "NEWLINE" and (not out or out[-1].text in _STRUCTURE.values()):
+                continue    # the end of a statement that was dropped (a docstring)
+        out.append(Token(text, cell, tok.start[0]))
+    return out
+
+
+def program_tokens(cells: tuple[str, ...] | list[str]) -> list[Token]:
+    """Normalised tokens of every cell, in order, names bound anywhere in the program renamed everywhere."""
+    bound = bound_names(cells)
+    tokens: list[Token] = []
+    for number, source in enumerate(cells):
+        tokens += cell_tokens(source, number, bound)
+    return tokens
