@@ -91,19 +91,33 @@ class Pair:
     regions: tuple[Region, ...] = field(default_factory=tuple)
 
 
+def _cell_runs(tokens: tuple[Token, ...] | list[Token]) -> list[tuple[int, int]]:
+    """``[start, end)`` token ranges of each cell: k-grams never span two cells, whose order is arbitrary."""
+    runs: list[tuple[int, int]] = []
+    for i, t in enumerate(tokens):
+        if runs and tokens[runs[-1][0]].cell == t.cell:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
+
+
 def document(name: str, cells: tuple[str, ...] | list[str], settings: Settings = Settings()) -> Document:
     """Normalise and fingerprint one submission's code cells."""
     tokens = tuple(program_tokens(list(cells)))
-    hashes = kgram_hashes([t.text for t in tokens], settings.k)
-    return Document(name, tuple(cells), tokens, tuple(winnow(hashes, settings.w)))
+    fingerprints: list[Fingerprint] = []
+    for start, end in _cell_runs(tokens):
+        hashes = kgram_hashes([t.text for t in tokens[start:end]], settings.k)
+        fingerprints += [Fingerprint(f.hash, f.position + start) for f in winnow(hashes, settings.w)]
+    return Document(name, tuple(cells), tokens, tuple(fingerprints))
 
 
 def base_hashes(cells: tuple[str, ...] | list[str], settings: Settings = Settings()) -> frozenset[int]:
     """Every k-gram hash of the starter code (all of them, not only the winnowed ones)."""
+    tokens = program_tokens(list(cells))
     hashes: set[int] = set()
-    for source in cells:       # cell by cell too: a student may keep the cells in another order
-        hashes.update(kgram_hashes([t.text for t in program_tokens([source])], settings.k))
-    hashes.update(kgram_hashes([t.text for t in program_tokens(list(cells))], settings.k))
+    for start, end in _cell_runs(tokens):
+        hashes.update(kgram_hashes([t.text for t in tokens[start:end]], settings.k))
     return frozenset(hashes)
 
 

@@ -1,9 +1,11 @@
 """A submission's code as a stream of normalised tokens, each knowing where it came from.
 
 Copying is hidden by changing what a program looks like, not what it says:
-names, comments, docstrings, blank lines, line breaks, type annotations,
-trailing commas. Python's own tokenizer reads the code, so formatting is gone
-before anything is compared, and then
+names, comments, docstrings, blank lines, line breaks, parentheses, type
+annotations, trailing commas. A cell that parses is first printed back from
+its syntax tree (``ast.unparse``), which settles every question of layout the
+same way for everyone, and then read with Python's own tokenizer; a cell that
+does not parse is tokenized as it stands. Either way
 
 - comments, line continuations and blank lines are dropped;
 - every bare string statement (docstrings included) is dropped;
@@ -152,10 +154,93 @@ def cell_tokens(source: str, cell: int, bound: frozenset[str]) -> list[Token]:
     return out
 
 
+class _Canonical(ast.NodeTransformer):
+    """Drops bare strings and annotations, and renames every bound name to ``RENAMED``."""
+
+    def __init__(self, bound: frozenset[str]):
+        self.bound = bound
+
+    def _body(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        kept = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+                                        and isinstance(s.value.value, str))]
+        return kept or [ast.Pass()]
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        for attr in ("body", "orelse", "finalbody"):
+            value = getattr(node, attr, None)
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                setattr(node, attr, self._body(value))
+        return super().generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        if node.id in self.bound:
+            node.id = RENAMED
+        return node
+
+    def visit_arg(self, node: ast.arg) -> ast.arg:
+        node.annotation = None
+        if node.arg in self.bound:
+            node.arg = RENAMED
+        return self.generic_visit(node)
+
+    def _named(self, node):
+        if hasattr(node, "returns"):
+            node.returns = None
+        if node.name in self.bound:
+            node.name = RENAMED
+        return self.generic_visit(node)
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _named
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.stmt:
+        self.generic_visit(node)
+        if node.value is None:
+            return ast.Expr(node.target)
+        return ast.Assign([node.target], node.value, lineno=node.lineno)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.ExceptHandler:
+        if node.name in self.bound:
+            node.name = RENAMED
+        return self.generic_visit(node)
+
+
+def _statements(tree: ast.AST) -> list[ast.stmt]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
+
+
+def canonical_tokens(source: str, cell: int, bound: frozenset[str]) -> list[Token] | None:
+    """Tokens of a cell printed back from its syntax tree, or ``None`` if it does not parse.
+
+    Each token takes the original line of the statement it belongs to (the
+    printed tree and the original have the same statements in the same order).
+    """
+    tree = _parse(source)
+    if tree is None:
+        return None
+    try:
+        # Transformed nodes keep their original line numbers; new ones take their parent's.
+        canonical = ast.fix_missing_locations(_Canonical(bound).visit(tree))
+        printed = ast.unparse(canonical)
+        reparsed = ast.parse(printed)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    line_of: dict[int, int] = {}
+    for before, after in zip(_statements(canonical), _statements(reparsed)):
+        line_of.setdefault(after.lineno, before.lineno)
+    tokens = cell_tokens(printed, cell, frozenset())
+    out = []
+    last = 1
+    for t in tokens:
+        last = line_of.get(t.line, last)
+        out.append(Token(t.text, cell, last))
+    return out
+
+
 def program_tokens(cells: tuple[str, ...] | list[str]) -> list[Token]:
     """Normalised tokens of every cell, in order, names bound anywhere in the program renamed everywhere."""
     bound = bound_names(cells)
     tokens: list[Token] = []
     for number, source in enumerate(cells):
-        tokens += cell_tokens(source, number, bound)
+        canonical = canonical_tokens(source, number, bound)
+        tokens += canonical if canonical is not None else cell_tokens(source, number, bound)
     return tokens
