@@ -378,6 +378,14 @@ def lesson_cells() -> list[str]:
     return [with_helpers(fn, name) for name, fn in LESSON.items()]
 
 
+def course_code(assignment: str) -> list[str]:
+    """Code the course gave students besides the starter notebook, passed as base code as an
+    instructor would: the lesson's printed code and the released solutions of the other assignment."""
+    mine = set(load_spec(assignment).functions)
+    released = [reference_source(f) for a in ASSIGNMENTS for f in load_spec(a).functions if f not in mine]
+    return lesson_cells() + released
+
+
 def _own_tokens(code: str) -> int:
     from autograder.similarity.normalize import program_tokens
     return len(program_tokens([code]))

@@ -205,10 +205,11 @@ def section_html(result: SimilarityResult, extra: int = 0) -> str:
 
 
 def page_html(result: SimilarityResult) -> str:
-    """A standalone page around :func:`section_html`, with a policy that forbids loading anything."""
+    """A standalone page around :func:`section_html` (flagged pairs and the next ones below the threshold,
+    as in the CSV), with a policy that forbids loading anything."""
     return ("<!doctype html><html><head><meta charset=\"utf-8\">"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-            "<title>Similarity</title></head><body>" + section_html(result) + "</body></html>\n")
+            "<title>Similarity</title></head><body>" + section_html(result, UNFLAGGED_SHOWN) + "</body></html>\n")
 
 
 def write_similarity(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD, base_files: tuple[str | Path, ...] = (),
