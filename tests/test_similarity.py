@@ -151,7 +151,7 @@ def test_the_command_writes_escaped_html_and_a_neutralised_csv(tmp_path):
     hostile = "    # </pre><script>alert(1)</script>\n"
     codes = {s.name[:20]: s.cells for s in c.independent if s is not source}
     codes["=HYPERLINK(\"x\")"] = [hostile.strip() + "\n" + cell for cell in source.cells]
-    codes["<b>copier</b>"] = list(codes["=HYPERLINK(\"x\")"])
+    codes["<img src=x onerror=alert(1)>"] = list(codes["=HYPERLINK(\"x\")"])
     (tmp_path / "moved").mkdir()
     out = _graded_folder(tmp_path, codes)
     gone = GradeRecord(Entry("gone", tmp_path / "nowhere.ipynb"), GradeOutcome("gone", "lm-head", "graded", "bwrap"))
@@ -160,11 +160,11 @@ def test_the_command_writes_escaped_html_and_a_neutralised_csv(tmp_path):
     result = CliRunner().invoke(main, ["similarity", str(out)])
     assert result.exit_code == 0, result.output
     page = (out / "similarity.html").read_text(encoding="utf-8")
-    assert "<script>" not in page and "&lt;script&gt;" in page and "<b>copier</b>" not in page
+    assert "<script>" not in page and "&lt;script&gt;" in page and "<img src=x onerror=alert(1)>" not in page
     assert "<mark>" in page
     rows = list(csv.DictReader(io.StringIO((out / "similarity.csv").read_text(encoding="utf-8"))))
     top = rows[0]
-    assert {top["student_a"], top["student_b"]} == {"'=HYPERLINK(\"x\")", "<b>copier</b>"}
+    assert {top["student_a"], top["student_b"]} == {"'=HYPERLINK(\"x\")", "<img src=x onerror=alert(1)>"}
     assert top["flagged"] == "yes" and top["lines_a"].startswith("cell ")
     assert "not compared: gone" in result.output
 
