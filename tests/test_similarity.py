@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import random
@@ -43,6 +44,28 @@ def test_a_cell_that_does_not_parse_is_still_tokenized():
     assert _texts("def broken(:\n    x = np.exp(1)\n")[:3] == ["def", "broken", "("]
 
 
+def test_dead_code_and_a_list_built_by_a_loop_do_not_change_the_tokens():
+    plain = "def f(xs):\n    res = [y * 2 for y in xs if y > 0]\n    return res\n"
+    padded = ("def f(xs):\n    out = []\n    _unused = None\n    for x in xs:\n        if x > 0:\n"
+              "            out.append(x * 2)\n    if False:\n        print('debug')\n    for _ in range(0):\n"
+              "        pass\n    checked = len([]) == 0\n    return out\n    debug_mode = False\n")
+    assert _texts(plain) == _texts(padded)
+    assert _texts("d = {k: k + 1 for k in ks}\nprint(d)\n") == _texts("d = {}\nfor k in ks:\n    d[k] = k + 1\nprint(d)\n")
+
+
+def test_code_that_may_do_something_is_kept():
+    assert _texts("x = step(3)\n") == _texts("step(3)\n") != []          # the value is never read, the call stays
+    recurrence = "acc = [0]\nfor v in xs:\n    acc.append(acc[-1] + v)\nprint(acc)\n"
+    assert "for" in _texts(recurrence)                                  # not a comprehension: it reads itself
+    assert "if" in _texts("def f(x):\n    if x:\n        return 1\n    return 2\n")
+
+
+def test_functions_in_another_order_share_every_kgram():
+    one = "def g(a):\n    return np.sqrt(np.abs(a)).sum(axis=0) * 3 - np.log1p(a).mean()\n"
+    first, second = document("x", [one + "\n" + LONG]), document("y", [LONG + "\n" + one])
+    assert {f.hash for f in first.fingerprints} == {f.hash for f in second.fingerprints}
+
+
 def test_winnowing_finds_every_shared_run_of_k_plus_w_minus_one_tokens():
     rng = random.Random(7)
     for _ in range(200):
@@ -78,9 +101,9 @@ def test_starter_code_is_no_evidence():
 
 # ------------------------------------------------------------------ the cohort
 
-@pytest.fixture(scope="module", params=ASSIGNMENTS)
-def measured(request):
-    c = cohort(request.param)
+@functools.lru_cache(maxsize=None)
+def _measure(assignment: str):
+    c = cohort(assignment)
     docs = [document(s.name, s.cells) for s in c.students]
     pairs = rank_pairs(docs, base_hashes(list(starter_cells(c.assignment)) + course_code(c.assignment)))
     independent = {s.name for s in c.independent}
@@ -93,6 +116,11 @@ def measured(request):
                "max_independent_score": max((p.score for p in independent_pairs), default=0.0)}
     print(f"\nSIMILARITY {json.dumps(figures)}")
     return c, pairs, figures
+
+
+@pytest.fixture(params=ASSIGNMENTS)
+def measured(request):
+    return _measure(request.param)
 
 
 def test_the_cohort_is_large_and_shares_the_obvious_one_liners(measured):
@@ -113,15 +141,15 @@ def test_a_naive_comparison_would_flag_many_independent_pairs(measured):
     assert sum(o >= 0.5 for o in overlaps) >= len(overlaps) // 4
 
 
-#: Measured on the cohort and not yet met; see docs/grading-guide.md. Strict: the marks must go when the targets are met.
-_NOT_YET_MET = pytest.mark.xfail(strict=True, reason="precision at k is 0.75 (lm-head) and 0.8 (perplexity): "
-                                 "copies whose own code left after the rewrite is short score below some "
-                                 "independent pairs")
+#: Measured on the cohort and not yet met; see docs/grading-guide.md. Strict: the mark must go when the target is met.
+_NOT_YET_MET = pytest.mark.xfail(strict=True, reason="perplexity-and-parameters: precision at k is 0.8; the copy "
+                                 "whose own code left after the rewrite is two one-line functions scores 0.056, "
+                                 "below the highest independent pair (0.108)")
 
 
-@_NOT_YET_MET
-def test_every_disguised_copy_ranks_above_every_independent_pair(measured):
-    _, _, figures = measured
+@pytest.mark.parametrize("assignment", ["lm-head", pytest.param("perplexity-and-parameters", marks=_NOT_YET_MET)])
+def test_every_disguised_copy_ranks_above_every_independent_pair(assignment):
+    _, _, figures = _measure(assignment)
     assert figures["precision_at_k"] == 1.0, figures
     assert figures["min_copy_score"] > figures["max_independent_score"], figures
 

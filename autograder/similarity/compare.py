@@ -91,11 +91,15 @@ class Pair:
     regions: tuple[Region, ...] = field(default_factory=tuple)
 
 
-def _cell_runs(tokens: tuple[Token, ...] | list[Token]) -> list[tuple[int, int]]:
-    """``[start, end)`` token ranges of each cell: k-grams never span two cells, whose order is arbitrary."""
+def _unit_runs(tokens: tuple[Token, ...] | list[Token]) -> list[tuple[int, int]]:
+    """``[start, end)`` token ranges of each top-level statement (each function, each import...).
+
+    K-grams never span two of them: the order of cells, and of the functions
+    within a cell, is the student's to choose and says nothing.
+    """
     runs: list[tuple[int, int]] = []
     for i, t in enumerate(tokens):
-        if runs and tokens[runs[-1][0]].cell == t.cell:
+        if runs and (tokens[runs[-1][0]].cell, tokens[runs[-1][0]].unit) == (t.cell, t.unit):
             runs[-1] = (runs[-1][0], i + 1)
         else:
             runs.append((i, i + 1))
@@ -106,7 +110,7 @@ def document(name: str, cells: tuple[str, ...] | list[str], settings: Settings =
     """Normalise and fingerprint one submission's code cells."""
     tokens = tuple(program_tokens(list(cells)))
     fingerprints: list[Fingerprint] = []
-    for start, end in _cell_runs(tokens):
+    for start, end in _unit_runs(tokens):
         hashes = kgram_hashes([t.text for t in tokens[start:end]], settings.k)
         fingerprints += [Fingerprint(f.hash, f.position + start) for f in winnow(hashes, settings.w)]
     return Document(name, tuple(cells), tokens, tuple(fingerprints))
@@ -116,7 +120,7 @@ def base_hashes(cells: tuple[str, ...] | list[str], settings: Settings = Setting
     """Every k-gram hash of the starter code (all of them, not only the winnowed ones)."""
     tokens = program_tokens(list(cells))
     hashes: set[int] = set()
-    for start, end in _cell_runs(tokens):
+    for start, end in _unit_runs(tokens):
         hashes.update(kgram_hashes([t.text for t in tokens[start:end]], settings.k))
     return frozenset(hashes)
 

@@ -18,6 +18,12 @@ does not parse is tokenized as it stands. Either way
   say what the code does and renaming them is not how copies are hidden;
 - string and number literals are written in one canonical form.
 
+A cell that parses is also rewritten before it is printed (``rewrite``):
+code that cannot run or has no effect (statements after a ``return``,
+``if False:`` blocks, assignments to names the program never reads) is
+dropped, and a loop that builds a list or dict becomes the comprehension
+that builds it.
+
 Each token keeps its cell and line, so a match can be shown in the code the
 student wrote.
 """
@@ -27,6 +33,8 @@ import ast
 import io
 import tokenize
 from dataclasses import dataclass
+
+from autograder.similarity.rewrite import read_names, rewritten
 
 #: What every student-bound name becomes.
 RENAMED = "ID"
@@ -38,11 +46,13 @@ _Span = tuple[tuple[int, int], tuple[int, int]]
 
 @dataclass(frozen=True)
 class Token:
-    """One normalised token and where it stands: the cell (0-based) and line (1-based) of its start."""
+    """One normalised token and where it stands: the cell (0-based) and line (1-based) of its start,
+    and the top-level statement (0-based, within the cell) it belongs to."""
 
     text: str
     cell: int
     line: int
+    unit: int = 0     # which top-level statement of the cell (0 for every token of a cell that does not parse)
 
 
 def bound_names(cells: tuple[str, ...] | list[str]) -> frozenset[str]:
@@ -155,22 +165,10 @@ def cell_tokens(source: str, cell: int, bound: frozenset[str]) -> list[Token]:
 
 
 class _Canonical(ast.NodeTransformer):
-    """Drops bare strings and annotations, and renames every bound name to ``RENAMED``."""
+    """Drops annotations, and renames every bound name to ``RENAMED``."""
 
     def __init__(self, bound: frozenset[str]):
         self.bound = bound
-
-    def _body(self, body: list[ast.stmt]) -> list[ast.stmt]:
-        kept = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
-                                        and isinstance(s.value.value, str))]
-        return kept or [ast.Pass()]
-
-    def generic_visit(self, node: ast.AST) -> ast.AST:
-        for attr in ("body", "orelse", "finalbody"):
-            value = getattr(node, attr, None)
-            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-                setattr(node, attr, self._body(value))
-        return super().generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> ast.Name:
         if node.id in self.bound:
@@ -208,8 +206,13 @@ def _statements(tree: ast.AST) -> list[ast.stmt]:
     return [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
 
 
-def canonical_tokens(source: str, cell: int, bound: frozenset[str]) -> list[Token] | None:
+def canonical_tokens(source: str, cell: int, bound: frozenset[str],
+                     read: frozenset[str] | None = None) -> list[Token] | None:
     """Tokens of a cell printed back from its syntax tree, or ``None`` if it does not parse.
+
+    The tree is first rewritten (``rewrite``: dead code dropped, loops that
+    build a list or dict as comprehensions); ``read`` is every name the
+    program reads (by default, the names this cell reads).
 
     Each token takes the original line of the statement it belongs to (the
     printed tree and the original have the same statements in the same order).
@@ -219,7 +222,8 @@ def canonical_tokens(source: str, cell: int, bound: frozenset[str]) -> list[Toke
         return None
     try:
         # Transformed nodes keep their original line numbers; new ones take their parent's.
-        canonical = ast.fix_missing_locations(_Canonical(bound).visit(tree))
+        simpler = rewritten(tree, read if read is not None else read_names([tree]), bound)
+        canonical = ast.fix_missing_locations(_Canonical(bound).visit(simpler))
         printed = ast.unparse(canonical)
         reparsed = ast.parse(printed)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -227,20 +231,40 @@ def canonical_tokens(source: str, cell: int, bound: frozenset[str]) -> list[Toke
     line_of: dict[int, int] = {}
     for before, after in zip(_statements(canonical), _statements(reparsed)):
         line_of.setdefault(after.lineno, before.lineno)
+    unit_of: dict[int, int] = {}          # printed line -> top-level statement it belongs to
+    for unit, statement in enumerate(reparsed.body):
+        for line in range(statement.lineno, (statement.end_lineno or statement.lineno) + 1):
+            unit_of[line] = unit
     tokens = cell_tokens(printed, cell, frozenset())
     out = []
-    last = 1
+    last, unit = 1, 0
     for t in tokens:
         last = line_of.get(t.line, last)
-        out.append(Token(t.text, cell, last))
+        if t.text != "DEDENT":            # a dedent closes the statement before the line it stands on
+            unit = unit_of.get(t.line, unit)
+        out.append(Token(t.text, cell, last, unit))
     return out
+
+
+def _names_read(cells: tuple[str, ...] | list[str]) -> frozenset[str]:
+    """Names the program reads: from the trees of the cells that parse, and every name token of the others."""
+    trees = []
+    names: set[str] = set()
+    for source in cells:
+        tree = _parse(source)
+        if tree is not None:
+            trees.append(tree)
+        else:
+            names.update(t.string for t in _raw_tokens(source) if t.type == tokenize.NAME)
+    return read_names(trees) | names
 
 
 def program_tokens(cells: tuple[str, ...] | list[str]) -> list[Token]:
     """Normalised tokens of every cell, in order, names bound anywhere in the program renamed everywhere."""
     bound = bound_names(cells)
+    read = _names_read(cells)
     tokens: list[Token] = []
     for number, source in enumerate(cells):
-        canonical = canonical_tokens(source, number, bound)
+        canonical = canonical_tokens(source, number, bound, read)
         tokens += canonical if canonical is not None else cell_tokens(source, number, bound)
     return tokens
