@@ -79,6 +79,10 @@ def _class(codes: dict[str, str]):
     return [document(name, [code]) for name, code in codes.items()]
 
 
+def _class_cells(codes: dict[str, list[str]]):
+    return [document(name, cells) for name, cells in codes.items()]
+
+
 LONG = ("def f(values, weights):\n    total = 0.0\n    for v, w in zip(values, weights):\n"
         "        total += math.sqrt(abs(v)) * w ** 3\n    scale = max(len(values), 1)\n"
         "    return total / scale - min(weights, default=0.0)\n")
@@ -91,6 +95,25 @@ def test_code_much_of_the_class_wrote_is_no_evidence():
     two = {"m0": LONG, "m1": LONG}
     pairs = rank_pairs(_class({**others, **two}))
     assert [(p.a, p.b) for p in pairs] == [("m0", "m1")] and pairs[0].score > 0.5
+
+
+def test_two_rare_variants_of_obvious_one_liners_are_found():
+    """Each variant differs from what the class wrote by one token: every k-gram must be kept to see it."""
+    obvious = ["def p(m):\n    return float(np.exp(m))\n", "def g(h, W):\n    return int(np.argmax(h @ W))\n"]
+    variant = ["def p(m):\n    return float(np.exp(-m))\n", "def g(h, W):\n    return float(np.max(h @ W))\n"]
+    others = {f"s{i}": [*obvious, f"def own{i}(a):\n    return np.{f}(a).{g}(axis={i % 3}) * {i}\n"]
+              for i, (f, g) in enumerate((f, g) for f in ("sin", "cos", "tanh", "exp") for g in ("sum", "mean", "max"))}
+    pairs = rank_pairs(_class_cells({**others, "copied": variant, "original": [*variant, LONG]}))
+    assert (pairs[0].a, pairs[0].b) == ("copied", "original") and pairs[0].score >= DEFAULT_THRESHOLD
+    assert all(p.score < DEFAULT_THRESHOLD for p in pairs[1:])
+
+
+def test_a_copy_that_rewrote_one_function_the_obvious_way_still_scores_high():
+    """What the copy kept is all in the original, though the original has more unusual code of its own."""
+    own = "def h(x):\n    return np.sqrt(np.abs(x)).sum(axis=0) * 3 - np.log1p(x).mean()\n"
+    others = {f"s{i}": [f"def g(a):\n    return a * {i} + {i}\n"] for i in range(20)}
+    pairs = rank_pairs(_class_cells({**others, "original": [own, LONG], "copy": [own]}))
+    assert [(p.a, p.b) for p in pairs] == [("original", "copy")] and pairs[0].score >= DEFAULT_THRESHOLD
 
 
 def test_starter_code_is_no_evidence():
@@ -141,15 +164,8 @@ def test_a_naive_comparison_would_flag_many_independent_pairs(measured):
     assert sum(o >= 0.5 for o in overlaps) >= len(overlaps) // 4
 
 
-#: Measured on the cohort and not yet met; see docs/grading-guide.md. Strict: the mark must go when the target is met.
-_NOT_YET_MET = pytest.mark.xfail(strict=True, reason="perplexity-and-parameters: precision at k is 0.8; the copy "
-                                 "whose own code left after the rewrite is two one-line functions scores 0.056, "
-                                 "below the highest independent pair (0.108)")
-
-
-@pytest.mark.parametrize("assignment", ["lm-head", pytest.param("perplexity-and-parameters", marks=_NOT_YET_MET)])
-def test_every_disguised_copy_ranks_above_every_independent_pair(assignment):
-    _, _, figures = _measure(assignment)
+def test_every_disguised_copy_ranks_above_every_independent_pair(measured):
+    _, _, figures = measured
     assert figures["precision_at_k"] == 1.0, figures
     assert figures["min_copy_score"] > figures["max_independent_score"], figures
 

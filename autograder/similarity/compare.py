@@ -15,19 +15,20 @@ proportion to how rare it is:
 
 Every token a submission holds under a weighted fingerprint is "unusual"
 code, weighing the largest weight of a fingerprint covering it. For a pair,
-the tokens covered by fingerprints both hold form matched regions (runs of
-consecutive covered tokens); a region counts its tokens' weights in full
-once it is ``long_region`` tokens long and proportionally less below that,
-since one long run in common says more than scattered fragments. The score
-is the matched weight of both sides over their unusual weight plus a prior
-of ``prior_tokens`` per side:
+each side's matched weight is the weight of its tokens covered by
+fingerprints both hold, and the score is the larger of the two sides' shares
+of their own unusual code, each with a prior of ``prior_tokens``:
 
-    score = (matched(A) + matched(B)) / (unusual(A) + unusual(B) + 2 * prior_tokens)
+    score = max(matched(A) / (unusual(A) + prior_tokens),
+                matched(B) / (unusual(B) + prior_tokens))
 
-It lies in [0, 1): near 1 when both submissions are mostly the same unusual
-code, near 0 when what they share is what everyone wrote. The prior keeps a
-pair whose unusual code is a handful of tokens from scoring high on a
-coincidence of one line.
+It lies in [0, 1): near 1 when one submission's unusual code is nearly all
+in the other, near 0 when what they share is what everyone wrote. The larger
+share is the one that counts (JPlag's "maximum similarity"): a copier who
+rewrote some of the copied functions the obvious way keeps less unusual code
+than the student copied, and what is left is still all in the original. The
+prior keeps a submission whose unusual code is a handful of tokens from
+scoring high on a coincidence of one line.
 """
 from __future__ import annotations
 
@@ -48,7 +49,6 @@ class Settings:
     w: int = W
     common_fraction: float = 0.1
     common_minimum: int = 3
-    long_region: int = 40
     prior_tokens: float = 30.0
 
 
@@ -165,13 +165,6 @@ def _runs(indices: list[int]) -> list[list[int]]:
     return runs
 
 
-def _matched(covered: dict[int, float], long_region: int) -> float:
-    total = 0.0
-    for run in _runs(sorted(covered)):
-        total += sum(covered[i] for i in run) * min(1.0, len(run) / long_region)
-    return total
-
-
 def line_spans(doc: Document, indices: list[int] | set[int]) -> tuple[LineSpan, ...]:
     """The lines holding the tokens at ``indices``, as spans of consecutive lines per cell."""
     lines = sorted({(doc.tokens[i].cell, doc.tokens[i].line) for i in indices})
@@ -210,8 +203,8 @@ def score_pair(a: Document, b: Document, weights: dict[int, float], unusual: dic
     shared = {f.hash for f in a.fingerprints if weights.get(f.hash, 0.0) > 0.0} & {f.hash for f in b.fingerprints}
     covered_a = _coverage(a, weights, settings.k, shared)
     covered_b = _coverage(b, weights, settings.k, shared)
-    matched = _matched(covered_a, settings.long_region) + _matched(covered_b, settings.long_region)
-    score = matched / (unusual[a.name] + unusual[b.name] + 2 * settings.prior_tokens)
+    score = max(sum(covered_a.values()) / (unusual[a.name] + settings.prior_tokens),
+                sum(covered_b.values()) / (unusual[b.name] + settings.prior_tokens))
     return Pair(a.name, b.name, round(score, 4), len(covered_a), _regions(a, b, shared, covered_a, settings.k))
 
 

@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 from dataclasses import dataclass
+from functools import lru_cache
 
 from autograder.similarity.rewrite import read_names, rewritten
 
@@ -246,25 +248,41 @@ def canonical_tokens(source: str, cell: int, bound: frozenset[str],
     return out
 
 
-def _names_read(cells: tuple[str, ...] | list[str]) -> frozenset[str]:
-    """Names the program reads: from the trees of the cells that parse, and every name token of the others."""
-    trees = []
-    names: set[str] = set()
-    for source in cells:
-        tree = _parse(source)
-        if tree is not None:
-            trees.append(tree)
-        else:
-            names.update(t.string for t in _raw_tokens(source) if t.type == tokenize.NAME)
-    return read_names(trees) | names
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
+
+
+@lru_cache(maxsize=8192)
+def _cell_names(source: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The names one cell binds, the names it reads, and every identifier-like word in it.
+
+    A cell that does not parse binds nothing and reads every name token it has.
+    """
+    mentioned = frozenset(_IDENTIFIER.findall(source))
+    tree = _parse(source)
+    if tree is None:
+        read = frozenset(t.string for t in _raw_tokens(source) if t.type == tokenize.NAME)
+        return frozenset(), read, mentioned
+    return bound_names([source]), read_names([tree]), mentioned
+
+
+@lru_cache(maxsize=8192)
+def _normalised_cell(source: str, bound: frozenset[str], read: frozenset[str]) -> tuple[Token, ...]:
+    """One cell's tokens (numbered as cell 0), given the program's bound and read names that occur in it.
+
+    The same cell in many submissions (the starter cells, code much of the class
+    wrote) is normalised once.
+    """
+    canonical = canonical_tokens(source, 0, bound, read)
+    return tuple(canonical if canonical is not None else cell_tokens(source, 0, bound))
 
 
 def program_tokens(cells: tuple[str, ...] | list[str]) -> list[Token]:
     """Normalised tokens of every cell, in order, names bound anywhere in the program renamed everywhere."""
-    bound = bound_names(cells)
-    read = _names_read(cells)
+    names = [_cell_names(source) for source in cells]
+    bound = frozenset().union(*(b for b, _, _ in names))
+    read = frozenset().union(*(r for _, r, _ in names))
     tokens: list[Token] = []
-    for number, source in enumerate(cells):
-        canonical = canonical_tokens(source, number, bound, read)
-        tokens += canonical if canonical is not None else cell_tokens(source, number, bound)
+    for number, (source, (_, _, mentioned)) in enumerate(zip(cells, names)):
+        for t in _normalised_cell(source, bound & mentioned, read & mentioned):
+            tokens.append(Token(t.text, number, t.line, t.unit))
     return tokens

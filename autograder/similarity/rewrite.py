@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
 
 _BUILTINS = frozenset(dir(builtins))
 _JUMPS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
@@ -200,7 +199,6 @@ def _blocks(node: ast.AST, rewriter: Rewriter) -> None:
 
 
 def rewritten(tree: ast.Module, read: frozenset[str], bound: frozenset[str]) -> ast.Module:
-    """A copy of ``tree`` with every block rewritten (see the module docstring)."""
-    tree = copy.deepcopy(tree)
+    """``tree`` with every block rewritten (see the module docstring), in place."""
     _blocks(tree, Rewriter(read, bound))
     return tree

@@ -33,7 +33,7 @@ from autograder.similarity.compare import Document, LineSpan, Pair, Settings, ba
 CSV_NAME = "similarity.csv"
 HTML_NAME = "similarity.html"
 #: Default score from which a pair is flagged (see docs/grading-guide.md: how to set it).
-DEFAULT_THRESHOLD = 0.2
+DEFAULT_THRESHOLD = 0.45
 #: Pairs listed in the CSV and the page besides the flagged ones, so the gap below the threshold shows.
 UNFLAGGED_SHOWN = 10
 

@@ -14,8 +14,11 @@ from dataclasses import dataclass
 
 #: Tokens per k-gram: about a line and a half of Python.
 K = 12
-#: Hashes per winnowing window: a shared run of ``K + W - 1 = 19`` tokens is always found.
-W = 8
+#: Hashes per winnowing window. 1 keeps every k-gram, so that every shared run of ``K`` tokens is
+#: found: a class is small enough to afford it, and with a wider window a rare region shorter than
+#: ``K + W - 1`` tokens (a one-line function differing from the obvious one by a token) can go unseen,
+#: its window's minimum falling on a k-gram much of the class shares.
+W = 1
 
 
 @dataclass(frozen=True)
