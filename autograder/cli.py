@@ -10,6 +10,7 @@ from autograder import __version__
 from autograder.cli_practice import practice
 from autograder.cli_questions import questions
 from autograder.cli_report import report
+from autograder.cli_similarity import similarity
 from autograder.cli_support import reports_errors
 
 
@@ -120,6 +121,7 @@ def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, canva
 main.add_command(questions)
 main.add_command(practice)
 main.add_command(report)
+main.add_command(similarity)
 
 
 if __name__ == "__main__":

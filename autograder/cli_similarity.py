@@ -1,0 +1,45 @@
+"""``grader similarity``: rank pairs of submissions by the unusual code they share.
+Parses options and calls :func:`autograder.similarity.section.write_similarity`; no logic lives here."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from autograder.cli_support import reports_errors
+from autograder.similarity.section import DEFAULT_THRESHOLD
+
+
+@click.command()
+@click.argument("out_dir", metavar="OUT", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--threshold", type=click.FloatRange(0, 1), default=DEFAULT_THRESHOLD, show_default=True,
+              help="Score from which a pair is flagged.")
+@click.option("--base", "base_files", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Starter notebook or course code students were given (repeatable); "
+                   "[default: the built-in assignment's starter notebook].")
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder for similarity.csv and similarity.html.  [default: OUT]")
+@reports_errors
+def similarity(out_dir: Path, threshold: float, base_files: tuple[Path, ...], output: Path | None) -> None:
+    """Rank pairs of submissions by how much unusual code they share.
+
+    OUT is the folder `grader grade` wrote. Code from the starter notebook and
+    code much of the class wrote count for nothing; the score says how much
+    of two submissions' remaining code they share. Writes similarity.csv
+    (pair, score, matched lines) and similarity.html (flagged pairs side by
+    side, matches highlighted). A high score is a reason to look, not a verdict.
+
+    \b
+    Examples:
+      grader similarity graded
+      grader similarity graded --threshold 0.3 --base dist/lm-head/student/lm-head.ipynb
+    """
+    from autograder.similarity.section import write_similarity
+
+    result, csv_path, html_path = write_similarity(out_dir, threshold, base_files, output)
+    for student, why in result.not_compared:
+        click.echo(f"not compared: {student}: {why}", err=True)
+    click.echo(f"{result.compared} submissions compared, {len(result.flagged)} pairs at or above {threshold:g}")
+    for p in result.flagged[:20]:
+        click.echo(f"  {p.score:.2f}  {click.style(p.a, bold=True)}  {click.style(p.b, bold=True)}")
+    click.echo(f"written: {csv_path} and {html_path}")

@@ -1,0 +1,288 @@
+"""A submission's code as a stream of normalised tokens, each knowing where it came from.
+
+Copying is hidden by changing what a program looks like, not what it says:
+names, comments, docstrings, blank lines, line breaks, parentheses, type
+annotations, trailing commas. A cell that parses is first printed back from
+its syntax tree (``ast.unparse``), which settles every question of layout the
+same way for everyone, and then read with Python's own tokenizer; a cell that
+does not parse is tokenized as it stands. Either way
+
+- comments, line continuations and blank lines are dropped;
+- every bare string statement (docstrings included) is dropped;
+- type annotations (with their ``:`` or ``->``) are dropped;
+- a trailing comma before a closing bracket is dropped;
+- every name the submission itself binds (variables, parameters, its own
+  functions and classes, loop and comprehension variables) becomes ``ID``;
+  names it does not bind (``np``, ``range``, ``float``), attribute names
+  (``.sum``) and keyword names in calls (``axis=``) are kept, since they
+  say what the code does and renaming them is not how copies are hidden;
+- string and number literals are written in one canonical form.
+
+A cell that parses is also rewritten before it is printed (``rewrite``):
+code that cannot run or has no effect (statements after a ``return``,
+``if False:`` blocks, assignments to names the program never reads) is
+dropped, and a loop that builds a list or dict becomes the comprehension
+that builds it.
+
+Each token keeps its cell and line, so a match can be shown in the code the
+student wrote.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+from functools import lru_cache
+
+from autograder.similarity.rewrite import read_names, rewritten
+
+#: What every student-bound name becomes.
+RENAMED = "ID"
+_DROPPED = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
+_CLOSING = {")", "]", "}"}
+_STRUCTURE = {tokenize.NEWLINE: "NEWLINE", tokenize.INDENT: "INDENT", tokenize.DEDENT: "DEDENT"}
+_Span = tuple[tuple[int, int], tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Token:
+    """One normalised token and where it stands: the cell (0-based) and line (1-based) of its start,
+    and the top-level statement (0-based, within the cell) it belongs to."""
+
+    text: str
+    cell: int
+    line: int
+    unit: int = 0     # which top-level statement of the cell (0 for every token of a cell that does not parse)
+
+
+def bound_names(cells: tuple[str, ...] | list[str]) -> frozenset[str]:
+    """Names the code binds itself, over every cell that parses (imports excepted: they name libraries)."""
+    names: set[str] = set()
+    for source in cells:
+        tree = _parse(source)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                names.add(node.id)
+            elif isinstance(node, ast.arg):
+                names.add(node.arg)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                names.add(node.name)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                names.update(node.names)
+    return frozenset(names)
+
+
+def _parse(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _spans(tree: ast.Module | None) -> tuple[list[_Span], list[_Span], set[tuple[int, int]]]:
+    """Bare strings and annotations to drop, and the positions of keyword names in calls."""
+    strings: list[_Span] = []
+    annotations: list[_Span] = []
+    keywords: set[tuple[int, int]] = set()
+    if tree is None:
+        return strings, annotations, keywords
+
+    def span(node: ast.AST | None, into: list[_Span]) -> None:
+        if node is not None and getattr(node, "end_lineno", None) is not None:
+            into.append(((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            span(node, strings)
+        elif isinstance(node, ast.arg):
+            span(node.annotation, annotations)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            span(node.returns, annotations)
+        elif isinstance(node, ast.AnnAssign):
+            span(node.annotation, annotations)
+        elif isinstance(node, ast.keyword) and node.arg is not None:
+            keywords.add((node.lineno, node.col_offset))
+    return strings, annotations, keywords
+
+
+def _inside(position: tuple[int, int], spans: list[_Span]) -> bool:
+    return any(start <= position < end for start, end in spans)
+
+
+def _literal(text: str) -> str:
+    try:
+        return repr(ast.literal_eval(text))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+
+
+def _raw_tokens(source: str) -> list[tokenize.TokenInfo]:
+    """Tokens of ``source``; code that stops tokenizing keeps what came before the error."""
+    found: list[tokenize.TokenInfo] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            found.append(tok)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return found
+
+
+def cell_tokens(source: str, cell: int, bound: frozenset[str]) -> list[Token]:
+    """Normalised tokens of one cell (see the module docstring)."""
+    strings, annotations, keywords = _spans(_parse(source))
+    raw = [t for t in _raw_tokens(source) if t.type not in _DROPPED]
+    kept: list[tokenize.TokenInfo] = []
+    for index, tok in enumerate(raw):
+        if _inside(tok.start, strings) or _inside(tok.start, annotations):
+            continue
+        following = raw[index + 1] if index + 1 < len(raw) else None
+        if tok.string in (":", "->") and following is not None and _inside(following.start, annotations):
+            continue    # the annotation's own ``:`` or ``->``
+        kept.append(tok)
+    out: list[Token] = []
+    for index, tok in enumerate(kept):
+        text = tok.string
+        if tok.type == tokenize.OP:
+            following = kept[index + 1].string if index + 1 < len(kept) else ""
+            if text == "," and following in _CLOSING:
+                continue
+        elif tok.type == tokenize.NAME:
+            previous = kept[index - 1].string if index else ""
+            if text in bound and previous != "." and tok.start not in keywords:
+                text = RENAMED
+        elif tok.type in (tokenize.STRING, tokenize.NUMBER):
+            text = _literal(text)
+        elif tok.type in _STRUCTURE:
+            text = _STRUCTURE[tok.type]
+            if text == "NEWLINE" and (not out or out[-1].text in _STRUCTURE.values()):
+                continue    # the end of a statement that was dropped (a docstring)
+        out.append(Token(text, cell, tok.start[0]))
+    return out
+
+
+class _Canonical(ast.NodeTransformer):
+    """Drops annotations, and renames every bound name to ``RENAMED``."""
+
+    def __init__(self, bound: frozenset[str]):
+        self.bound = bound
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        if node.id in self.bound:
+            node.id = RENAMED
+        return node
+
+    def visit_arg(self, node: ast.arg) -> ast.arg:
+        node.annotation = None
+        if node.arg in self.bound:
+            node.arg = RENAMED
+        return self.generic_visit(node)
+
+    def _named(self, node):
+        if hasattr(node, "returns"):
+            node.returns = None
+        if node.name in self.bound:
+            node.name = RENAMED
+        return self.generic_visit(node)
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _named
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.stmt:
+        self.generic_visit(node)
+        if node.value is None:
+            return ast.Expr(node.target)
+        return ast.Assign([node.target], node.value, lineno=node.lineno)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.ExceptHandler:
+        if node.name in self.bound:
+            node.name = RENAMED
+        return self.generic_visit(node)
+
+
+def _statements(tree: ast.AST) -> list[ast.stmt]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
+
+
+def canonical_tokens(source: str, cell: int, bound: frozenset[str],
+                     read: frozenset[str] | None = None) -> list[Token] | None:
+    """Tokens of a cell printed back from its syntax tree, or ``None`` if it does not parse.
+
+    The tree is first rewritten (``rewrite``: dead code dropped, loops that
+    build a list or dict as comprehensions); ``read`` is every name the
+    program reads (by default, the names this cell reads).
+
+    Each token takes the original line of the statement it belongs to (the
+    printed tree and the original have the same statements in the same order).
+    """
+    tree = _parse(source)
+    if tree is None:
+        return None
+    try:
+        # Transformed nodes keep their original line numbers; new ones take their parent's.
+        simpler = rewritten(tree, read if read is not None else read_names([tree]), bound)
+        canonical = ast.fix_missing_locations(_Canonical(bound).visit(simpler))
+        printed = ast.unparse(canonical)
+        reparsed = ast.parse(printed)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    line_of: dict[int, int] = {}
+    for before, after in zip(_statements(canonical), _statements(reparsed)):
+        line_of.setdefault(after.lineno, before.lineno)
+    unit_of: dict[int, int] = {}          # printed line -> top-level statement it belongs to
+    for unit, statement in enumerate(reparsed.body):
+        for line in range(statement.lineno, (statement.end_lineno or statement.lineno) + 1):
+            unit_of[line] = unit
+    tokens = cell_tokens(printed, cell, frozenset())
+    out = []
+    last, unit = 1, 0
+    for t in tokens:
+        last = line_of.get(t.line, last)
+        if t.text != "DEDENT":            # a dedent closes the statement before the line it stands on
+            unit = unit_of.get(t.line, unit)
+        out.append(Token(t.text, cell, last, unit))
+    return out
+
+
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
+
+
+@lru_cache(maxsize=8192)
+def _cell_names(source: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The names one cell binds, the names it reads, and every identifier-like word in it.
+
+    A cell that does not parse binds nothing and reads every name token it has.
+    """
+    mentioned = frozenset(_IDENTIFIER.findall(source))
+    tree = _parse(source)
+    if tree is None:
+        read = frozenset(t.string for t in _raw_tokens(source) if t.type == tokenize.NAME)
+        return frozenset(), read, mentioned
+    return bound_names([source]), read_names([tree]), mentioned
+
+
+@lru_cache(maxsize=8192)
+def _normalised_cell(source: str, bound: frozenset[str], read: frozenset[str]) -> tuple[Token, ...]:
+    """One cell's tokens (numbered as cell 0), given the program's bound and read names that occur in it.
+
+    The same cell in many submissions (the starter cells, code much of the class
+    wrote) is normalised once.
+    """
+    canonical = canonical_tokens(source, 0, bound, read)
+    return tuple(canonical if canonical is not None else cell_tokens(source, 0, bound))
+
+
+def program_tokens(cells: tuple[str, ...] | list[str]) -> list[Token]:
+    """Normalised tokens of every cell, in order, names bound anywhere in the program renamed everywhere."""
+    names = [_cell_names(source) for source in cells]
+    bound = frozenset().union(*(b for b, _, _ in names))
+    read = frozenset().union(*(r for _, r, _ in names))
+    tokens: list[Token] = []
+    for number, (source, (_, _, mentioned)) in enumerate(zip(cells, names)):
+        for t in _normalised_cell(source, bound & mentioned, read & mentioned):
+            tokens.append(Token(t.text, number, t.line, t.unit))
+    return tokens
