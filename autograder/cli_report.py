@@ -13,8 +13,10 @@ from autograder.cli_support import reports_errors
 @click.argument("out_dir", metavar="OUT", type=click.Path(file_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where to write the page.  [default: OUT/report.html]")
+@click.option("--similarity", is_flag=True,
+              help="Add the section of `grader similarity`: pairs of submissions sharing unusual code.")
 @reports_errors
-def report(out_dir: Path, output: Path | None) -> None:
+def report(out_dir: Path, output: Path | None, similarity: bool) -> None:
     """Write a one-page HTML report of a graded class.
 
     OUT is the folder `grader grade` wrote (one folder per student, each with
@@ -30,8 +32,9 @@ def report(out_dir: Path, output: Path | None) -> None:
     Examples:
       grader report out
       grader report out -o reports/week3.html
+      grader report out --similarity
     """
     # Imported here so that other commands do not pay for matplotlib.
     from autograder.report import write_report
 
-    click.echo(f"report written to {write_report(out_dir, output)}")
+    click.echo(f"report written to {write_report(out_dir, output, similarity)}")

@@ -371,8 +371,20 @@ def _environment() -> jinja2.Environment:
     return environment
 
 
-def build_report(out_dir: Path) -> str:
+def _similarity_fragment(out_dir: Path) -> Markup:
+    """The similarity section (ranked pairs, flagged ones side by side), already escaped."""
+    from autograder.similarity.section import SimilarityError, section_html, similarity_section
+    try:
+        return Markup(section_html(similarity_section(out_dir)))
+    except SimilarityError as exc:
+        return Markup(f'<p class="note">Not compared: {escape(str(exc))}</p>')
+
+
+def build_report(out_dir: Path, similarity: bool = False) -> str:
     """The class report of a ``grader grade`` output folder, as one HTML page.
+
+    ``similarity`` adds the section of ``grader similarity`` (it reads every
+    submission again, so it is asked for, not the default).
 
     Raises:
         ReportError: the folder is missing or holds no grading record.
@@ -399,10 +411,11 @@ def build_report(out_dir: Path) -> str:
         mistakes=mistakes[:TOP_MISTAKES], other_mistakes=mistakes[TOP_MISTAKES:],
         diagnosed_students=sum(1 for r in records if r.outcome.mistakes),
         desk=desk_rows(out_dir, records),
+        similarity=_similarity_fragment(out_dir) if similarity else None,
     )
 
 
-def write_report(out_dir: Path, dest: Path | None = None) -> Path:
+def write_report(out_dir: Path, dest: Path | None = None, similarity: bool = False) -> Path:
     """Build the class report and write it, replacing any earlier one in one step.
 
     Returns:
@@ -413,7 +426,7 @@ def write_report(out_dir: Path, dest: Path | None = None) -> Path:
     """
     out_dir = Path(out_dir)
     dest = Path(dest) if dest is not None else out_dir / REPORT_NAME
-    page = build_report(out_dir)
+    page = build_report(out_dir, similarity)
     # Write beside the target, then rename: a browser open on the old report never sees half a page.
     temporary = dest.with_name(f".{dest.name}.partial")
     try:

@@ -227,3 +227,14 @@ def test_the_section_api_gives_pairs_and_a_fragment(tmp_path):
 def test_the_command_explains_a_folder_that_was_not_graded(tmp_path):
     result = CliRunner().invoke(main, ["similarity", str(tmp_path)])
     assert result.exit_code == 1 and "outcome.json" in result.output
+
+
+def test_the_class_report_carries_the_section_when_asked(tmp_path):
+    from autograder.report import build_report
+    codes = {"a": ["import numpy as np\n", LONG], "b": [LONG.replace("total", "acc")],
+             **{f"s{i}": [f"def g(a):\n    return a * {i}\n"] for i in range(8)}}
+    out = _graded_folder(tmp_path, codes)
+    assert 'id="similarity"' not in build_report(out)
+    page = build_report(out, similarity=True)
+    section = page[page.index('<section id="similarity">'):]
+    assert section.count('class="sim-pair"') == 1 and "<script" not in section.split("</section>")[0]
