@@ -18,7 +18,8 @@ import solutions
 from alternatives import ALTERNATIVES
 from autograder.runtime.compare import check_array, check_number
 from autograder.runtime.catalogue import Catalogue, CatalogueError, load_catalogue
-from autograder.runtime.diagnosis import ARGS_ATOL, ARGS_RTOL, diagnose, feedback_for, using_catalogue, values_match
+from autograder.runtime.diagnosis import (ARGS_ATOL, ARGS_RTOL, diagnose, feedback_for, nothing_finite,
+                                          using_catalogue, values_match)
 from tests.suites import FUNCTIONS as STUDENT_FUNCTIONS
 from tests.suites import MISTAKES
 
@@ -139,6 +140,7 @@ INPUTS: dict[str, dict[str, MakeArgs]] = {
         "large-offset": lambda: (np.random.default_rng(7).normal(size=(2, 3, 6)) * 3 + 1e4, -1),
         "2d-axis-0": lambda: (np.random.default_rng(8).normal(size=(4, 6)), 0),
         "2d-default-axis": lambda: (np.random.default_rng(9).normal(size=(3, 7)),),
+        "rows-far-apart": lambda: (np.random.default_rng(10).normal(size=(3, 6)) + np.array([[800.0], [0.0], [-800.0]]), -1),
     },
     "cross_entropy_loss": {
         "small": _logits_and_targets((2, 3, 5), 31),
@@ -167,6 +169,7 @@ INPUTS: dict[str, dict[str, MakeArgs]] = {
     "perplexity": {
         "seed-probs": lambda: (np.array([0.8, 0.5, 0.25]),),
         "random-50": lambda: (np.random.default_rng(52).uniform(0.05, 1.0, size=50),),
+        "long-20000": lambda: (np.random.default_rng(53).uniform(5e-4, 2e-3, size=20_000),),
     },
     "perplexity_from_loss": {
         "seed-loss": lambda: (0.767528,),
@@ -190,6 +193,7 @@ INPUTS: dict[str, dict[str, MakeArgs]] = {
                           np.random.default_rng(82).normal(size=(4, 7))),
         "wider": lambda: (np.random.default_rng(83).normal(size=6),
                           np.random.default_rng(84).normal(size=(6, 10))),
+        "tie": lambda: (np.ones(3), np.array([[1.0, 2.0, 0.5, 2.0], [0.0, 1.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0]])),
     },
     "causal_mask": {
         "five": lambda: (5,),
@@ -341,6 +345,11 @@ def test_diagnose_recognizes_mistake(slug):
         output, args_after = _run(m.implementation, INPUTS[m.function][label])
         diagnoses[label] = [d.name for d in diagnose(m.function, INPUTS[m.function][label], output,
                                                      student_args_after=args_after)]
+        if nothing_finite(output) and not m.non_finite:
+            # A result with no finite value is no evidence for a mistake that is not itself
+            # an overflow: it must not be named there (it is, where its values are finite).
+            assert slug not in diagnoses[label], f"{slug} named on {label} from a non-finite result alone"
+            continue
         assert slug in diagnoses[label], f"{slug} not recognized on {label}: {diagnoses[label]}"
     assert any(names == [slug] for names in diagnoses.values()), \
         f"{slug} is never told apart from other mistakes: {diagnoses}"

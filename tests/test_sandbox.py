@@ -736,3 +736,15 @@ def test_nothing_importable_in_the_worker_computes_a_graded_answer():
             except Exception:
                 continue
             assert not np.isclose(value, loss), f"{name} computes the mean cross-entropy"
+
+
+def test_a_fortran_ordered_view_crosses_with_its_layout():
+    """A transposed array arrives transposed, so code that assumes C order meets it as in a notebook."""
+    x = np.arange(12.0).reshape(4, 3).T
+    back = roundtrip(x, allow_named=False)
+    assert np.array_equal(back, x) and back.flags.f_contiguous and not back.flags.c_contiguous
+    assert back.flags.writeable
+    strided = np.arange(24.0)[::2].reshape(3, 4)          # neither order: arrives C-contiguous
+    assert roundtrip(strided, allow_named=False).flags.c_contiguous
+    with pytest.raises(ChannelError, match="order"):
+        channel.unpack(_body({"v": {"nd": [0, "<f8", [2, 2], "X"]}}, [np.zeros(4).tobytes()]), allow_named=False)

@@ -113,10 +113,26 @@ def head_returns_probabilities(hidden: np.ndarray, W_head: np.ndarray, b_head: n
     is infinite in float64, and infinity divided by infinity is nan. Softmax does not
     change when the same constant is subtracted from every score of a row; use that
     freedom to keep every exponent small.""",
+    non_finite=True,
 )
 def softmax_without_max_subtraction(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """exp(x) / sum(exp(x)) with no shift."""
     e = np.exp(x)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+@mistake(
+    function="softmax",
+    title="One maximum for the whole array",
+    explanation="""You subtracted the largest score of the whole array instead of each row's
+    own maximum. When rows sit far apart (one position's logits near 900, another's near
+    -900) every exponent of the low rows underflows to 0 and their probabilities become
+    0/0. Take the maximum along `axis` with `keepdims=True`.""",
+    non_finite=True,
+)
+def softmax_global_max(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """exp(x - max(x)) / sum, with one maximum over every axis."""
+    e = np.exp(x - np.max(x))
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
@@ -243,6 +259,7 @@ def loss_onehot_mean_over_vocabulary(logits: np.ndarray, targets: np.ndarray) ->
     explanation="""Your loss overflows to nan or inf for large logits: `exp` of scores in the
     thousands is infinite in float64. Shifting each row by its maximum leaves the
     probabilities unchanged and keeps every exponent at most 0.""",
+    non_finite=True,
 )
 def loss_without_max_subtraction(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
     """Softmax computed as exp(x) / sum(exp(x)) with no shift."""
@@ -551,6 +568,7 @@ def all_entries_perturbed_at_once(
     explanation="""Your relative error is nan where both gradients are exactly 0, because 0/0
     is undefined. The course's definition adds a tiny constant to the denominator so that
     such entries count as agreeing.""",
+    non_finite=True,
 )
 def rel_err_without_guard(a: np.ndarray, n: np.ndarray) -> float:
     """max(|a - n| / max(|a|, |n|)) with no guard."""
@@ -585,6 +603,20 @@ def rel_err_relative_to_numerical(a: np.ndarray, n: np.ndarray) -> float:
     a = np.asarray(a, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     return float(np.max(np.abs(a - n) / (np.abs(n) + 1e-12)))
+
+
+@mistake(
+    function="max_rel_err",
+    title="Relative to the analytic gradient only",
+    explanation="""Your relative error divides by the size of the analytic gradient alone.
+    The course's definition divides by the larger of the two magnitudes, so swapping the
+    two gradients gives the same number and an analytic value near 0 cannot blow it up.""",
+)
+def rel_err_relative_to_analytic(a: np.ndarray, n: np.ndarray) -> float:
+    """max(|a - n| / (|a| + 1e-12))."""
+    a = np.asarray(a, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    return float(np.max(np.abs(a - n) / (np.abs(a) + 1e-12)))
 
 
 @mistake(

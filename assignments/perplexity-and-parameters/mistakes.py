@@ -30,6 +30,7 @@ def _probs(p) -> np.ndarray:
     explanation="""You multiplied the probabilities first and took the log at the end. For a
     long sequence the product of many small factors underflows to 0 in floating point and
     its log is -inf; the log of a product is a sum of logs, which stays finite.""",
+    non_finite=True,
 )
 def log_of_product(cond_probs) -> float:
     """log(prod(p))."""
@@ -274,6 +275,7 @@ def masked_mean_of_row_means(
     explanation="""Your function returns nan when no position is scored, because it divides
     by a count of 0. A batch made only of padding has nothing to learn from: its loss and
     gradient should be zero, not nan.""",
+    non_finite=True,
 )
 def empty_mask_not_guarded(
     logits: np.ndarray, targets: np.ndarray, mask: np.ndarray
@@ -325,6 +327,19 @@ def tied_head_returns_probabilities(hidden: np.ndarray, E: np.ndarray) -> np.nda
 def greedy_argmin(h_last: np.ndarray, W_head: np.ndarray) -> int:
     """argmin of the logits."""
     return int(np.argmin(h_last @ W_head))
+
+
+@mistake(
+    function="greedy_next_token",
+    title="Ties go to the highest id",
+    explanation="""When several tokens share the highest score you returned the last of them.
+    The docstring breaks ties towards the lowest token id, as ``np.argmax`` does on the
+    logits themselves.""",
+)
+def greedy_ties_to_highest(h_last: np.ndarray, W_head: np.ndarray) -> int:
+    """The last index of the maximum."""
+    logits = np.asarray(h_last @ W_head)
+    return int(logits.size - 1 - np.argmax(logits[::-1]))
 
 
 @mistake(
@@ -489,6 +504,20 @@ def output_projection_dropped(
     c = _reference_count(vocab_size, block_size, n_embd, n_layer, ffn_dim, tied)
     c["attention"] = int(n_layer) * (3 * d * d + 3 * d)
     return _retotal(c)
+
+
+@mistake(
+    function="gpt_param_count",
+    title="FFN width fixed at 4d",
+    explanation="""Your FFN count uses GPT-1's width 4d instead of the ``ffn_dim`` you were
+    given. The two widths agree for GPT-1's shape, but the function must count whatever
+    width the model has.""",
+)
+def ffn_width_fixed_at_4d(
+    vocab_size: int, block_size: int, n_embd: int, n_layer: int, ffn_dim: int, tied: bool = True
+) -> dict[str, int]:
+    """The reference count with ffn_dim = 4 * n_embd."""
+    return _reference_count(vocab_size, block_size, n_embd, n_layer, 4 * int(n_embd), tied)
 
 
 @mistake(

@@ -53,6 +53,9 @@ class Mistake:
         explanation: 1-3 sentences for the student: what went wrong and why,
             without giving the corrected code.
         implementation: the wrong implementation, same signature as ``function``.
+        non_finite: the mistake *is* an overflow, underflow or 0/0 (a missing
+            max subtraction, a missing guard): only such mistakes may explain a
+            result with no finite value at all, which carries no other evidence.
     """
 
     name: str
@@ -60,14 +63,15 @@ class Mistake:
     title: str
     explanation: str
     implementation: Callable
+    non_finite: bool = False
 
 
 def _slug_of(python_name: str) -> str:
     return python_name.strip("_").replace("_", "-")
 
 
-def mistake(*, function: str, title: str, explanation: str, name: str | None = None
-            ) -> Callable[[Callable], Callable]:
+def mistake(*, function: str, title: str, explanation: str, name: str | None = None,
+            non_finite: bool = False) -> Callable[[Callable], Callable]:
     """Decorator marking an implementation as a known mistake of ``function``.
 
     Returns the implementation unchanged (mistakes stay plain functions);
@@ -87,7 +91,7 @@ def mistake(*, function: str, title: str, explanation: str, name: str | None = N
         slug = name or _slug_of(implementation.__name__)
         if not _SLUG.match(slug):
             raise CatalogueError(f"mistake slug {slug!r} is not kebab case (a-z, 0-9, single hyphens)")
-        setattr(implementation, _ENTRY, Mistake(slug, function, title, explanation, implementation))
+        setattr(implementation, _ENTRY, Mistake(slug, function, title, explanation, implementation, non_finite))
         return implementation
 
     return register

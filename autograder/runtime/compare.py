@@ -67,7 +67,8 @@ def array_structure(name: str, value, expected: np.ndarray) -> Verdict:
     if value.dtype.kind in "fc" and not np.all(np.isfinite(value)):
         bad = int(np.size(value) - np.count_nonzero(np.isfinite(value)))
         return Verdict(False, f"`{name}` has {bad} non-finite entr{'y' if bad == 1 else 'ies'} "
-                              "(nan or inf): look for an overflowing exp or a log of 0.")
+                              "(nan or inf): look for an exp that overflows, a product that underflows to 0, "
+                              "or a log of 0 or a division by 0.")
     return PASS
 
 
@@ -112,8 +113,8 @@ def number_structure(name: str, value, *, integer: bool = False) -> Verdict:
         return Verdict(False, f"`{name}` should be a plain number but is a {type(value).__module__}."
                               f"{type(value).__qualname__}: return float(...) or int(...).")
     if not isinstance(value, (int, np.integer)) and not np.isfinite(float(value)):
-        return Verdict(False, f"`{name}` is not finite (nan or inf): look for an overflowing exp "
-                              "or a log of 0.")
+        return Verdict(False, f"`{name}` is not finite (nan or inf): look for an exp that overflows, "
+                              "a product that underflows to 0, or a log of 0 or a division by 0.")
     if integer and not (isinstance(value, (int, np.integer)) or float(value).is_integer()):
         return Verdict(False, f"`{name}` should be a whole number.")
     return PASS
@@ -138,4 +139,28 @@ def check_number(
         ok = bool(np.isclose(float(value), float(expected), rtol=rtol, atol=atol))
     if not ok:
         return Verdict(False, f"`{name}` has the right type but the wrong value.")
+    return PASS
+
+
+def check_dtype(name: str, value, dtype, why: str) -> Verdict:
+    """The array dtype the function's docstring promises (``why`` quotes the promise)."""
+    if (v := _missing(name, value)) is not None:
+        return v
+    if type(value) is not np.ndarray:
+        return Verdict(False, f"`{name}` should be a numpy.ndarray but is a {type(value).__module__}."
+                              f"{type(value).__qualname__}: return a plain array (np.asarray(...)).")
+    if value.dtype != np.dtype(dtype):
+        return Verdict(False, f"`{name}` has dtype {value.dtype}; it should be {np.dtype(dtype)} ({why}).")
+    return PASS
+
+
+def check_plain(name: str, value, kind: type, why: str) -> Verdict:
+    """A plain Python ``int`` or ``float`` as the docstring promises (a NumPy float64 counts as a
+    float, being one; a NumPy integer is not an ``int``, and float32 is not a float)."""
+    if (v := _missing(name, value)) is not None:
+        return v
+    ok = isinstance(value, float) if kind is float else type(value) is kind
+    if not ok:
+        return Verdict(False, f"`{name}` is a {type(value).__module__}.{type(value).__qualname__}; it should be "
+                              f"a Python {kind.__name__} ({why}): return {kind.__name__}(...).")
     return PASS

@@ -74,6 +74,19 @@ def _numbers_match(a: Any, b: Any, rtol: float, atol: float) -> bool:
     return math.isclose(fa, fb, rel_tol=rtol, abs_tol=atol)
 
 
+def nothing_finite(value: Any) -> bool:
+    """Whether every number in ``value`` (a number, an array, or a tuple of them) is nan or inf."""
+    try:
+        if isinstance(value, (tuple, list)):
+            return bool(value) and all(nothing_finite(v) for v in value)
+        if _is_number(value) or isinstance(value, np.ndarray):
+            data = np.asarray(value, dtype=np.float64)
+            return data.size > 0 and not np.isfinite(data).any()
+    except (TypeError, ValueError):
+        pass
+    return False
+
+
 def _arrays_match(a: Any, b: Any, rtol: float, atol: float) -> bool:
     """Same shape, both boolean or both numeric, then values.
 
@@ -208,6 +221,10 @@ def diagnose(
     if values_match(student_output, ref_output) and not student_mutated:
         return []
 
+    # A result with no finite value says only "something overflowed": it can confirm a
+    # mistake that is an overflow, never one that merely happens to overflow here too.
+    if nothing_finite(student_output):
+        candidates = [m for m in candidates if m.non_finite]
     found = []
     for m in candidates:
         run = _run(m.implementation, make_args, key)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import solutions as ref
-from autograder.runtime.compare import check_array
+from autograder.runtime.compare import check_array, check_dtype
 from autograder.runtime.judge import call, expect
 
 
@@ -31,3 +31,25 @@ def test_other_axes(student, rng, axis):
     out = call(student, "softmax", *args)
     expect(check_array("probs", out, ref.softmax(*args)), function="softmax",
            make_args=lambda: args, output=out)
+
+
+@pytest.mark.points(1)
+def test_rows_far_apart(student, rng):
+    """Each row shifted by its own large amount: subtracting one maximum for the whole
+    array underflows every row but the highest."""
+    offsets = rng.uniform(-900.0, 900.0, size=(3, 4, 1))
+    offsets[0, 0, 0], offsets[-1, -1, 0] = 900.0, -900.0
+    args = (offsets + rng.standard_normal((3, 4, 10)) * 2,)
+    out = call(student, "softmax", *args)
+    expect(check_array("probs", out, ref.softmax(*args)), function="softmax",
+           make_args=lambda: args, output=out)
+
+
+@pytest.mark.points(1)
+def test_float32_input_keeps_its_dtype(student, rng):
+    args = ((rng.standard_normal((2, 3, 7)) * 3).astype(np.float32),)
+    out = call(student, "softmax", *args)
+    expect(check_dtype("probs", out, np.float32, "the docstring promises the same float dtype as `x`"),
+           function="softmax", make_args=lambda: args, output=out)
+    expect(check_array("probs", out, ref.softmax(args[0].astype(np.float64)), rtol=1e-5, atol=1e-6),
+           function="softmax", make_args=lambda: args, output=out)

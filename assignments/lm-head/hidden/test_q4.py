@@ -47,6 +47,15 @@ def test_large_offsets(student, rng):
 
 
 @pytest.mark.points(1)
+def test_rows_far_apart(student, rng):
+    """Each position's logits shifted by its own large amount (one maximum for all underflows)."""
+    offsets = rng.uniform(-900.0, 900.0, size=(2, 3, 1))
+    offsets[0, 0, 0], offsets[-1, -1, 0] = 900.0, -900.0
+    logits = offsets + rng.standard_normal((2, 3, 12)) * 2
+    _check_against_reference(student, (logits, _targets(rng, 2, 3, 12)))
+
+
+@pytest.mark.points(1)
 def test_confident_and_uniform_extremes(student, rng):
     targets = _targets(rng, 2, 3, 9)
     _check_against_reference(student, (np.full((2, 3, 9), -4.0), targets))

@@ -37,6 +37,18 @@ def test_max_rel_err_matches_definition(student, rng):
 
 
 @pytest.mark.points(1)
+def test_max_rel_err_treats_both_gradients_alike(student, rng):
+    """Every entry of ``n`` smaller than ``a``, then the other way round: dividing by one of the
+    two magnitudes instead of the larger gives a different worst entry in one of the orders."""
+    a = rng.uniform(1.0, 2.0, size=(2, 5)) * rng.choice([-1.0, 1.0], size=(2, 5))
+    n = a * rng.uniform(0.3, 0.6, size=(2, 5))
+    for args in ((a, n), (n, a)):
+        out = call(student, "max_rel_err", *args)
+        expect(check_number("max_rel_err", out, ref.max_rel_err(*args)), function="max_rel_err",
+               make_args=lambda: args, output=out)
+
+
+@pytest.mark.points(1)
 def test_numerical_gradient_on_a_strided_view(student, rng):
     """A smooth non-linear function's gradient at x that is a transposed (non-contiguous) view."""
     weights = rng.standard_normal((3, 4))

@@ -18,6 +18,15 @@ def test_perplexity_matches_reference(student, rng, length):
 
 
 @pytest.mark.points(1)
+def test_long_inputs_do_not_underflow(student, rng):
+    """20,000 probabilities of about 1e-3: their product is 0 in floating point, their mean log is not."""
+    args = (rng.uniform(5e-4, 2e-3, size=20_000),)
+    out = call(student, "perplexity", *args)
+    expect(check_number("perplexity", out, ref.perplexity(*args), rtol=SCALAR_RTOL, atol=SCALAR_ATOL),
+           function="perplexity", make_args=lambda: args, output=out)
+
+
+@pytest.mark.points(1)
 def test_perplexity_from_loss_matches_reference(student, rng):
     args = (float(rng.uniform(0.1, 5.0)),)
     out = call(student, "perplexity_from_loss", *args)

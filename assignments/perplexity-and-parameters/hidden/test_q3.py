@@ -56,6 +56,41 @@ def test_large_offsets_and_a_big_vocabulary(student, rng):
            make_args=lambda: args, output=out)
 
 
+@pytest.mark.points(1)
+def test_padding_targets_may_hold_any_value(student, rng):
+    """Unscored positions hold -100 (a common ignore index) and ids past the vocabulary."""
+    logits, targets, mask = _padded_batch(rng, 3, 6, 10)
+    mask[:, -2:] = False
+    targets = np.where(mask, targets, -100)
+    targets[:, -1] = 10 + 7
+    args = (logits, targets, mask)
+    out = call(student, "masked_cross_entropy", *args)
+    loss, dlogits = unpack(out, "masked_cross_entropy", ("loss", "dlogits"))
+    want_loss, want_d = ref.masked_cross_entropy(*args)
+    expect(check_number("loss", loss, want_loss, rtol=SCALAR_RTOL, atol=SCALAR_ATOL),
+           function="masked_cross_entropy", make_args=lambda: args, output=out)
+    expect(check_array("dlogits", dlogits, want_d), function="masked_cross_entropy",
+           make_args=lambda: args, output=out)
+
+
+@pytest.mark.points(1)
+def test_rows_far_apart(student, rng):
+    """Each position's logits shifted by its own large amount (one maximum for all underflows)."""
+    logits, targets, mask = _padded_batch(rng, 2, 4, 9)
+    offsets = rng.uniform(-900.0, 900.0, size=(2, 4, 1))
+    offsets[0, 0, 0], offsets[-1, -1, 0] = 900.0, -900.0
+    mask[:, 0] = mask[:, -1] = True
+    targets = np.where(mask, np.abs(targets) % 9, targets)
+    args = (logits + offsets, targets, mask)
+    out = call(student, "masked_cross_entropy", *args)
+    loss, dlogits = unpack(out, "masked_cross_entropy", ("loss", "dlogits"))
+    want_loss, want_d = ref.masked_cross_entropy(*args)
+    expect(check_number("loss", loss, want_loss, rtol=SCALAR_RTOL, atol=SCALAR_ATOL),
+           function="masked_cross_entropy", make_args=lambda: args, output=out)
+    expect(check_array("dlogits", dlogits, want_d), function="masked_cross_entropy",
+           make_args=lambda: args, output=out)
+
+
 @pytest.mark.points(2)
 def test_gradient_is_the_derivative_of_your_own_loss(student, rng):
     from autograder.runtime.judge import check_gradient_of_own_loss

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import solutions as ref
-from autograder.runtime.compare import check_array, check_number
+from autograder.runtime.compare import check_array, check_number, check_plain
 from autograder.runtime.judge import call, expect
 
 
@@ -21,5 +21,31 @@ def test_tied_head_matches_reference(student, rng, shape):
 def test_greedy_matches_reference(student, rng, C, V):
     args = (rng.standard_normal(C), rng.standard_normal((C, V)))
     out = call(student, "greedy_next_token", *args)
+    expect(check_number("token", out, ref.greedy_next_token(*args), integer=True),
+           function="greedy_next_token", make_args=lambda: args, output=out)
+
+
+@pytest.mark.points(1)
+def test_ties_go_to_the_lowest_id(student, rng):
+    """Two (then three) tokens share the highest logit exactly; the docstring picks the lowest id."""
+    C, V = 6, 12
+    h = rng.standard_normal(C)
+    W = rng.standard_normal((C, V)) * 0.1
+    for tied in ((3, 8), (2, 5, 11)):
+        W_tied = W.copy()
+        for j in tied:
+            W_tied[:, j] = h * 10.0 / float(h @ h)        # logit exactly 10 at each tied id
+        args = (h, W_tied)
+        out = call(student, "greedy_next_token", *args)
+        expect(check_number("token", out, ref.greedy_next_token(*args), integer=True),
+               function="greedy_next_token", make_args=lambda: args, output=out)
+
+
+@pytest.mark.points(1)
+def test_returns_a_python_int(student, rng):
+    args = (rng.standard_normal(5), rng.standard_normal((5, 9)))
+    out = call(student, "greedy_next_token", *args)
+    expect(check_plain("token", out, int, "the docstring promises an int: wrap np.argmax in int(...)"),
+           function="greedy_next_token", make_args=lambda: args, output=out)
     expect(check_number("token", out, ref.greedy_next_token(*args), integer=True),
            function="greedy_next_token", make_args=lambda: args, output=out)

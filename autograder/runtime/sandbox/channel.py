@@ -214,10 +214,14 @@ class _Encoder:
         if self.blob_bytes + array.nbytes > self.max_bytes:
             raise ChannelError(f"the value is too large to send ({self.blob_bytes + array.nbytes} bytes "
                                f"of arrays; at most {self.max_bytes}).")
-        blob = array.tobytes(order="C")
+        # A Fortran-ordered array (a transposed view, say) keeps its layout across: a
+        # function that assumes C order (``x.reshape(-1)`` as a view) must meet it as it would
+        # in a notebook. Any other layout arrives C-contiguous.
+        fortran = array.ndim > 1 and array.flags.f_contiguous and not array.flags.c_contiguous
+        blob = array.tobytes(order="F" if fortran else "C")
         self.blobs.append(blob)
         self.blob_bytes += len(blob)
-        return [len(self.blobs) - 1, array.dtype.str, list(array.shape)]
+        return [len(self.blobs) - 1, array.dtype.str, list(array.shape), *(["F"] if fortran else [])]
 
 
 def pack(fields: Mapping[str, Any], values: Mapping[str, Any] | None = None, *,
@@ -267,15 +271,15 @@ def _shape(raw: Any) -> tuple[int, ...]:
     return tuple(raw)
 
 
-def _array_from(blob: memoryview, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-    """A fresh, writable array of ``shape`` from ``blob``, whose length must match exactly."""
+def _array_from(blob: memoryview, dtype: np.dtype, shape: tuple[int, ...], order: str = "C") -> np.ndarray:
+    """A fresh, writable array of ``shape`` (in ``order``) from ``blob``, whose length must match exactly."""
     # Checking the size first means a forged shape cannot make the decoder
     # allocate a huge array for a few bytes of data.
     expected = math.prod(shape) * dtype.itemsize
     if expected != len(blob):
         raise ChannelError(f"an array of shape {shape} and dtype {dtype} arrived with "
                            f"{len(blob)} bytes of data instead of {expected}.")
-    return np.frombuffer(blob, dtype=dtype).reshape(shape).copy()
+    return np.frombuffer(blob, dtype=dtype).reshape(shape, order=order).copy(order=order)
 
 
 class _Decoder:
@@ -307,12 +311,12 @@ class _Decoder:
             raise ChannelError(f"malformed value: unknown tag {sorted(node)[:3]}.")
         tag, payload = next(iter(node.items()))
         if tag in ("nd", "sc"):
-            if not isinstance(payload, list) or len(payload) != 3:
-                raise ChannelError("malformed value: an array without (index, dtype, shape).")
+            if not isinstance(payload, list) or len(payload) not in (3, 4) or payload[3:] not in ([], ["F"]):
+                raise ChannelError("malformed value: an array without (index, dtype, shape[, order]).")
             dtype, shape = _dtype(payload[1]), _shape(payload[2])
             if tag == "sc" and shape:
                 raise ChannelError("a NumPy scalar arrived with a non-scalar shape.")
-            array = _array_from(self._take_blob(payload[0]), dtype, shape)
+            array = _array_from(self._take_blob(payload[0]), dtype, shape, "F" if payload[3:] else "C")
             return array if tag == "nd" else array[()]
         if not isinstance(payload, list):
             raise ChannelError(f"malformed value: {tag} without a list of items.")
