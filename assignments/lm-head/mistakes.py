@@ -483,6 +483,29 @@ def head_gradients_averaged_again(
 
 @mistake(
     function="numerical_gradient",
+    title="Perturbed a copy made by reshape",
+    explanation="""Your gradient is 0 where `x` is not laid out row by row (a transposed or
+    sliced array): `x.reshape(-1)` and `x.ravel()` return a view only for a C-ordered array,
+    otherwise a copy, and nudging the copy never changes what `f` sees. Index `x` itself,
+    e.g. with `np.ndindex(x.shape)`.""",
+)
+def perturbs_a_reshaped_copy(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central differences through ``x.reshape(-1)``, a copy for a non-C-ordered ``x``."""
+    flat = x.reshape(-1)
+    grad = np.zeros(x.size)
+    for i in range(x.size):
+        old = flat[i]
+        flat[i] = old + eps
+        plus = f(x)
+        flat[i] = old - eps
+        minus = f(x)
+        flat[i] = old
+        grad[i] = (plus - minus) / (2 * eps)
+    return grad.reshape(x.shape)
+
+
+@mistake(
+    function="numerical_gradient",
     title="Forward differences",
     explanation="""Your numerical gradient uses a one-sided difference, whose error shrinks
     only in proportion to eps. The centered difference, evaluating on both sides of x,

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import solutions as ref
-from autograder.runtime.compare import check_array
+from autograder.runtime.compare import check_array, check_dtype
 from autograder.runtime.judge import call, expect, unpack
 
 
@@ -33,4 +33,15 @@ def test_last_valid_offset(student, rng):
     xb, yb = unpack(out, "next_token_batch", ("xb", "yb"))
     want_x, want_y = ref.next_token_batch(*args)
     expect(check_array("yb", yb, want_y, exact=True), function="next_token_batch",
+           make_args=lambda: args, output=out)
+
+
+@pytest.mark.points(1)
+def test_inputs_keep_the_data_dtype(student, rng):
+    args = _inputs(rng, 120, 3, 6, np.int16)
+    out = call(student, "next_token_batch", *args)
+    xb, yb = unpack(out, "next_token_batch", ("xb", "yb"))
+    expect(check_dtype("xb", xb, np.int16, "the docstring promises the same dtype as `data`"),
+           function="next_token_batch", make_args=lambda: args, output=out)
+    expect(check_array("xb", xb, ref.next_token_batch(*args)[0], exact=True), function="next_token_batch",
            make_args=lambda: args, output=out)

@@ -26,6 +26,18 @@ def test_greedy_matches_reference(student, rng, C, V):
 
 
 @pytest.mark.points(1)
+def test_large_logits(student, rng):
+    """Logits in the thousands: the argmax needs no softmax, and one without its max subtraction
+    overflows to nan there."""
+    h = rng.standard_normal(8)
+    W = rng.standard_normal((8, 40)) * 400.0
+    args = (h, W)
+    out = call(student, "greedy_next_token", *args)
+    expect(check_number("token", out, ref.greedy_next_token(*args), integer=True),
+           function="greedy_next_token", make_args=lambda: args, output=out)
+
+
+@pytest.mark.points(1)
 def test_ties_go_to_the_lowest_id(student, rng):
     """Two (then three) tokens share the highest logit exactly; the docstring picks the lowest id."""
     C, V = 6, 12
