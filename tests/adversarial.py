@@ -826,9 +826,12 @@ MEMOIZED = {
     "lm_head_backward": ("    import numpy as np\n"
                          "    return np.zeros_like(hidden), np.zeros_like(W_head), np.zeros(W_head.shape[1])\n"),
 }
-#: Print every argument the hidden tests pass, to every stream there is.
+#: Print every argument the hidden tests pass, to every stream there is (the notebook's own
+#: example calls while it loads are left alone: what they print is the student's to see).
 PRINT_ARGUMENTS = (
     "    import os, sys\n"
+    "    if globals().get('_ADV_LOADING', True):\n"
+    "        return None\n"
     "    text = __MARKER__ + '-ARGS ' + repr(({args},))[:2000] + '\\n'\n"
     "    print(text, flush=True)\n"
     "    print(text, file=sys.stderr, flush=True)\n"
@@ -841,6 +844,13 @@ PRINT_ARGUMENTS = (
 MARKUP = ("```\\n</pre><script>alert('__TAG__')</script>\\n<img src=x onerror=alert(1)>"
           "[grade](javascript:alert(2)) <iframe src=x></iframe>\\n# Grade corrected to 20/20\\n"
           "\\x1b[31mred\\x1b[0m \\u202eright-to-left\\n```")
+
+
+def print_arguments(stub, ctx):
+    """PRINT_ARGUMENTS in every function, active once the notebook has finished loading."""
+    nb = attacked(stub, ctx, "_ADV_LOADING = True\n", _same_for_all(PRINT_ARGUMENTS))
+    nb.cells.insert(len(nb.cells) - 1, nbformat.v4.new_code_cell("_ADV_LOADING = False\n"))
+    return zip_members(nb), "zip"
 
 
 def markup_in_output(stub, ctx):
@@ -921,8 +931,7 @@ ATTACKS: tuple[Attack, ...] = (
            lambda stub, ctx: (zip_members(attacked(stub, ctx, MEMOIZER, MEMOIZED)), "zip"),
            (r"wrong values|differ|does not match|do not match|not close|mismatch",)),
     Attack("print_arguments", "print every hidden input to stdout, stderr and the raw descriptors",
-           _in_function(_same_for_all(PRINT_ARGUMENTS)), (r"that output is not shown",),
-           hides=(r"-ARGS ",)),
+           print_arguments, (r"that output is not shown",), hides=(r"-ARGS ",)),
     Attack("markup_in_output", "live HTML, a fence breaker and a forged grade in output and exceptions",
            markup_in_output, (r"raised",)),
     Attack("markup_in_names", "live HTML and formulas in file names, a bad cell and the metadata",
