@@ -126,8 +126,15 @@ def test_a_mixed_class_from_each_layout(built, tmp_path, layout):
     subs.mkdir()
     ids = layout(subs, files)
     out = tmp_path / "out"
+    export = tmp_path / "Grades-GPT.csv"
+    rows = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "lm-head (777)", "Current Score"],
+            ["    Points Possible", "", "", "", "", "20.00", "(read only)"]]
+    rows += [[PEOPLE[k][3], PEOPLE[k][0], PEOPLE[k][2], f"s{PEOPLE[k][2]}@uni.edu", "A", "", "0"] for k in files]
+    rows += [["Absent, Ann", "4999", "1999", "ann@uni.edu", "A", "", "0"]]
+    with open(export, "w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows(rows)
     result = CliRunner().invoke(main, ["grade", str(subs), "-a", str(built.autograder_zip), "-o", str(out),
-                                       "--timeout", "8", "--moodle-csv"])
+                                       "--timeout", "8", "--moodle-csv", "--canvas-gradebook", str(export)])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[1].startswith("Sandbox: bwrap")
     with open(out / "gradebook.csv", newline="", encoding="utf-8") as handle:
@@ -146,6 +153,16 @@ def test_a_mixed_class_from_each_layout(built, tmp_path, layout):
     if layout in (_canvas, _moodle, _gradescope):
         names = {book[s]["name"] for s in ids}
         assert any("José" in n or "lovelace" in n or "Lovelace" in n for n in names)
+
+    # Canvas's export comes back with the assignment's column filled for everyone the layout identifies.
+    with open(out / "Grades-GPT-graded.csv", newline="", encoding="utf-8") as handle:
+        filled = list(csv.reader(handle))
+    assert [r[:5] + r[6:] for r in filled] == [r[:5] + r[6:] for r in rows]
+    if layout in (_canvas, _gradescope):
+        assert [r[5] for r in filled[2:-1]] == [book[s]["total"] for s in ids]
+        assert filled[-1][5] == "" and "Absent, Ann" in result.output
+    else:
+        assert "not in the Canvas export (6)" in result.output
 
     report = tmp_path / "report.html"
     assert CliRunner().invoke(main, ["report", str(out), "-o", str(report)]).exit_code == 0
