@@ -23,7 +23,24 @@ def values(sizes: dict, public_seed: int) -> dict:
     logits = S.lm_head(hidden, W_head, b_head)
     loss, dlogits = S.cross_entropy_loss(logits, yb)
     dW, db, dh = S.lm_head_backward(hidden, W_head, dlogits)
+    # Question 5's check: a fixed upstream gradient, so it tests lm_head_backward alone.
+    rng5 = np.random.default_rng(public_seed + 5)
+    hidden5 = rng5.standard_normal((B, T, C))
+    W5 = rng5.standard_normal((C, V)) * 0.02
+    dlogits5 = rng5.standard_normal((B, T, V)) / (B * T)
+    dW5, db5, dh5 = S.lm_head_backward(hidden5, W5, dlogits5)
+    # Question 4's small batch: small enough to ship its whole gradient.
+    rng4 = np.random.default_rng(public_seed + 4)
+    logits4 = np.round(rng4.standard_normal((2, 3, 4)) * 2, 3)
+    targets4 = rng4.integers(0, 4, size=(2, 3))
+    _, dlogits4 = S.cross_entropy_loss(logits4, targets4)
     return {
+        "q5_dW_abs_sum": float(np.abs(dW5).sum()),
+        "q5_db_abs_sum": float(np.abs(db5).sum()),
+        "q5_dhidden_abs_sum": float(np.abs(dh5).sum()),
+        "q4_logits": logits4.tolist(),
+        "q4_targets": targets4.tolist(),
+        "q4_dlogits": dlogits4.tolist(),
         "ix": [int(i) for i in ix],
         "x0": S.decode(xb[0], itos),
         "y0": S.decode(yb[0], itos),

@@ -73,11 +73,9 @@ def _render(env: jinja2.Environment, name: str, context: dict, where: str) -> st
         raise BuildError(f"{where}: template {name} uses an undefined value ({exc.message})") from None
 
 
-def render_master(settings: AssignmentSettings) -> tuple[nbformat.NotebookNode, list[HiddenItem]]:
-    """The master notebook for ``settings`` and the hidden items it runs, in order."""
+def _base_context(settings: AssignmentSettings) -> dict:
     spec = settings.spec
-    env = _environment(spec.folder)
-    base = {
+    return {
         "name": spec.name,
         "course_title": settings.course_title,
         "assignment_title": spec.title,
@@ -90,6 +88,26 @@ def render_master(settings: AssignmentSettings) -> tuple[nbformat.NotebookNode, 
         "corpus_repeats": corpus.REPEATS,
         "v": _public_values(settings),
     }
+
+
+def public_sources(settings: AssignmentSettings) -> tuple[str, dict[str, list[str]]]:
+    """The notebook's setup cell and each question's public checks, as the student gets them."""
+    spec = settings.spec
+    env = _environment(spec.folder)
+    base = _base_context(settings)
+    checks = {}
+    for q in settings.questions:
+        where = f"{spec.name} {q.name}"
+        context = {**base, "question_title": q.title, "points": _format_points(q.points)}
+        checks[q.name] = split_test_functions(_render(env, f"public/{q.name}.py.j2", context, where), where)
+    return _render(env, "cells/setup.py.j2", base, spec.name), checks
+
+
+def render_master(settings: AssignmentSettings) -> tuple[nbformat.NotebookNode, list[HiddenItem]]:
+    """The master notebook for ``settings`` and the hidden items it runs, in order."""
+    spec = settings.spec
+    env = _environment(spec.folder)
+    base = _base_context(settings)
     raw, md, code = nbformat.v4.new_raw_cell, nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     cells = [
         raw(_render(env, "notebook/assignment_config.yaml.j2", base, spec.name)),
