@@ -935,7 +935,7 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("markup_in_output", "live HTML, a fence breaker and a forged grade in output and exceptions",
            markup_in_output, (r"raised",)),
     Attack("markup_in_names", "live HTML and formulas in file names, a bad cell and the metadata",
-           markup_in_names, (r"files grading does not use|removed before grading",)),
+           markup_in_names, (r"files grading does not use|were not used",)),
 )
 
 BY_NAME = {a.name: a for a in ATTACKS}

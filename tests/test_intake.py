@@ -139,3 +139,19 @@ def test_extraction_drops_ipython_syntax_and_neutralizes_otter(tmp_path):
         compile(cell, "<cell>", "exec")                  # every kept cell is plain Python
     joined = " ".join(program.notes)
     assert "%matplotlib inline" in joined and "!pip install torch" in joined and "%%bash" in joined
+
+
+def test_cells_are_named_as_the_student_sees_them():
+    from autograder.runtime.grading.extract import extract_program
+    from autograder.runtime.grading.intake import Submission
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("import numpy as np"),
+        nbformat.v4.new_markdown_cell("text"),
+        nbformat.v4.new_code_cell(""),                               # empty: not run, still counted
+        nbformat.v4.new_code_cell("\n\ndef softmax(x, axis=-1):\n    return x +\n"),
+    ])
+    program = extract_program(Submission("a.ipynb", "ipynb", nb, None))
+    assert len(program.cells) == 2
+    assert program.label(1) == "the code cell that starts `def softmax(x, axis=-1):` (code cell 3 from the top)"
+    script = extract_program(Submission("a.py", "py", None, "x = 1\n"))
+    assert script.label(0) == "your script"

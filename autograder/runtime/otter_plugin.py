@@ -179,7 +179,7 @@ class TrustedGrading(AbstractOtterPlugin):
                 if removed:
                     shown = ", ".join(code(n) for n in removed[:10]) + (" ..." if len(removed) > 10 else "")
                     program = Program(program.cells, program.notes + (
-                        f"Other files in the submission were removed before grading: {shown}",))
+                        f"These files in the submission were not used: {shown}",), program.labels)
                 self.outcome = grade_program(program, ag, student, clearance, submission=name)
             except SandboxUnavailable as exc:
                 self.outcome = refused_outcome(ag, student, str(exc), name)

@@ -33,6 +33,12 @@ class Program:
 
     cells: tuple[str, ...]
     notes: tuple[str, ...]
+    #: How a student finds each cell, in the notebook's own terms (one per cell).
+    labels: tuple[str, ...] = ()
+
+    def label(self, index: int) -> str:
+        """Where cell ``index`` (of ``cells``) is, as the student sees it."""
+        return self.labels[index] if index < len(self.labels) else f"code cell {index + 1}"
 
     @property
     def digest(self) -> str:
@@ -73,15 +79,22 @@ def extract_program(submission: Submission) -> Program:
     """The code cells of ``submission`` ready for plain Python, with notes."""
     notes: list[str] = list(submission.notes)
     if submission.kind == "py":
-        cells = [submission.script or ""]
-    else:
-        cells = []
-        code_cells = [c for c in submission.notebook.cells if c.cell_type == "code"]
-        for number, cell in enumerate(code_cells, start=1):
-            cleaned = _clean_cell(cell.source, number, notes)
-            if cleaned is not None and cleaned.strip():
-                cells.append(cleaned)
-    return Program(tuple(cells), tuple(notes))
+        return Program((submission.script or "",), tuple(notes), ("your script",))
+    cells, labels = [], []
+    code_cells = [c for c in submission.notebook.cells if c.cell_type == "code"]
+    for number, cell in enumerate(code_cells, start=1):
+        cleaned = _clean_cell(cell.source, number, notes)
+        if cleaned is not None and cleaned.strip():
+            cells.append(cleaned)
+            labels.append(cell_label(cell.source, number))
+    return Program(tuple(cells), tuple(notes), tuple(labels))
+
+
+def cell_label(source: str, number: int) -> str:
+    """A cell as a student finds it: its first line, and its place among the code cells
+    (Jupyter numbers cells only once they have run, so the count is of code cells from the top)."""
+    first = next((line.strip() for line in source.splitlines() if line.strip()), "")
+    return f"the code cell that starts {code(first, 60)} (code cell {number} from the top)"
 
 
 #: Cells longer than this are not parsed when looking for stubs (they count as work done).

@@ -83,7 +83,8 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, clearanc
         elif loaded.error and not loaded.cell_errors:
             notes.append(f"Your notebook could not be run: {loaded.error}")
         for error in loaded.cell_errors:
-            notes.append(f"Code cell {error.cell + 1} raised {code(error)}.")   # cells count from 1 for people
+            where = program.label(error.cell)
+            notes.append(f"{where[0].upper()}{where[1:]} raised {code(error)}.")
         if loaded.loaded:
             run = suite.run(SandboxStudent(session), ag.seed_for(program.digest))
             items, diagnoses = run.items, run.diagnoses
