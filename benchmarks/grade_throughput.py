@@ -45,8 +45,29 @@ FLOOR_TARGET = 2.0
 MEMORY_LIMIT_MB = 1024.0
 
 
+def synthesize_class(solution: nbformat.NotebookNode, folder: Path, size: int, rng: random.Random) -> dict[str, str]:
+    """The class the speed targets are stated for: one third correct, two thirds with one
+    catalogued mistake each (every mistake in turn), half as export zips."""
+    kinds: dict[str, str] = {}
+    mistakes = list(load_spec("lm-head").catalogue().mistakes.values())
+    for n in range(size):
+        student = f"s{n:04d}"
+        if n % 3 == 0:
+            nb, kind = solution, "correct"
+        else:
+            m = mistakes[n % len(mistakes)]
+            nb, kind = with_mistake(solution, m), f"mistake:{m.name}"
+        if rng.random() < 0.5:
+            write_export_zip(nb, folder / f"{student}.zip", "lm-head")
+        else:
+            nbformat.write(nb, folder / f"{student}.ipynb")
+        kinds[student] = kind
+    return kinds
+
+
 def synthesize(solution: nbformat.NotebookNode, folder: Path, size: int, rng: random.Random) -> dict[str, str]:
-    """Write ``size`` submissions into ``folder``; returns {student: kind}."""
+    """A harder mix (``--cohort mixed``): every mistake three times, partial, broken, unreadable
+    and endless submissions, the rest correct. Write ``size`` submissions into ``folder``."""
     kinds: dict[str, str] = {}
     mistakes = list(load_spec("lm-head").catalogue().mistakes.values())
     n = 0
@@ -141,6 +162,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--timeout", type=float, default=5.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cohort", choices=["class", "mixed"], default="class",
+                        help="class: 1/3 correct, 2/3 one catalogued mistake (the targets' class); "
+                             "mixed: also partial, broken and endless submissions")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     from tests.adversarial import without_plugin
@@ -151,7 +175,7 @@ def main() -> None:
         solution = nbformat.read(result.solution, as_version=4)
         cohort = tmp / "cohort"
         cohort.mkdir()
-        kinds = synthesize(solution, cohort, args.size, rng)
+        kinds = (synthesize_class if args.cohort == "class" else synthesize)(solution, cohort, args.size, rng)
         files = {p.stem: p for p in cohort.iterdir()}
 
         # otter can only grade what finishes and parses; it has no timeout.

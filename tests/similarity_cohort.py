@@ -17,7 +17,9 @@ Independent work comes from code written separately:
   ``blind/lm-head/*.py``) is one more independent student's code.
 
 No piece of a student's own work is given to two students: of the catalogued
-mistakes built on one catalogue helper, one is used. Two students may still
+mistakes built on one catalogue helper, one is used, and of catalogue entries
+whose code is a near-copy of another's (most of their fingerprints shared), the
+first. Two students may still
 share code: the obvious code (the references, also where a catalogued mistake
 reuses a reference for a step it gets right) and the lesson's code.
 
@@ -46,6 +48,7 @@ import numpy as np
 import solutions
 from autograder.build.spec import load_spec
 from autograder.similarity.base import starter_cells
+from autograder.similarity.compare import document
 from tests.alternatives import ALTERNATIVES, _seed_softmax, cross_entropy_seed_style
 from tests.test_honest import HELPERS, STDLIB
 
@@ -194,6 +197,15 @@ def independent_students(assignment: str, rng: np.random.Generator) -> list[Stud
         if work.helpers & given:
             remaining.remove(work)
         given |= work.helpers
+    # Two catalogue entries one author wrote for neighbouring mistakes can be near-copies of
+    # each other (a line apart): that is one author's code too, so only the first stays.
+    kept: list[tuple[Work, set[int]]] = []
+    for work in list(remaining):
+        prints = {f.hash for f in document(work.label, list((work.own or work.functions).values())).fingerprints}
+        if prints and any(len(prints & other) >= 0.8 * min(len(prints), len(other)) for _, other in kept):
+            remaining.remove(work)
+        else:
+            kept.append((work, prints))
     students: list[Student] = []
     while remaining:
         wanted = int(rng.integers(1, 4))

@@ -55,9 +55,20 @@ def _write_support(settings: AssignmentSettings, items: list[HiddenItem], suppor
     build_runtime_wheel(support / "wheels")
 
 
+#: The submission section's text, once (otter prefixes its own general advice to the instructions).
+SUBMISSION_TEXT = ("## Submission\n\nSave the notebook (Ctrl-S or Cmd-S), then run the cell below. It writes a "
+                   "zip file next to the notebook, named after the assignment and the time: submit that zip. "
+                   "If you change the notebook afterwards, export and submit again.")
+
+
 def _normalize_notebook(path: Path) -> None:
-    """Give cells stable ids so two builds write identical notebooks."""
+    """One submission text, no empty trailing cells, and stable ids so two builds write identical notebooks."""
     nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and cell.source.startswith("## Submission"):
+            cell.source = SUBMISSION_TEXT
+    while nb.cells and not nb.cells[-1].source.strip():
+        nb.cells.pop()
     for index, cell in enumerate(nb.cells):
         cell["id"] = f"cell-{index:03d}"
     nbformat.write(nb, path)
@@ -66,6 +77,22 @@ def _normalize_notebook(path: Path) -> None:
 #: Gradescope's entry point in the zip, replaced by ours: it lets the grader read the
 #: submitted notebook before otter parses it (see ``otter_plugin.prepare_submission``).
 RUN_OTTER = "run_otter.py"
+
+
+#: What a student installs to open and check the notebook, written beside it.
+STUDENT_REQUIREMENTS = "requirements.txt"
+
+
+def student_requirements(name: str) -> str:
+    """The student's requirements: NumPy, the otter-grader the zip was built with (the notebook's
+    checks and export cell use it), and a Jupyter front end."""
+    from importlib.metadata import version
+    return (f"# What {name}.ipynb needs. Install, then open the notebook:\n"
+            f"#   python -m pip install -r requirements.txt\n"
+            f"#   jupyter lab {name}.ipynb\n"
+            f"numpy>=1.24,<3\n"
+            f"otter-grader=={version('otter-grader')}\n"
+            f"jupyterlab>=4,<5\n")
 
 
 def _normalize_zip(source: Path, dest: Path) -> None:
@@ -104,6 +131,7 @@ def _build_one(settings: AssignmentSettings, scratch: Path, verify: bool) -> Bui
     _normalize_notebook(student)
     _normalize_notebook(solution)
     _normalize_zip(zips[0], autograder_zip)
+    (out / "student" / STUDENT_REQUIREMENTS).write_text(student_requirements(name), encoding="utf-8")
 
     solution_score = student_score = None
     if verify:
