@@ -13,6 +13,8 @@ fetch: plots are PNGs drawn with matplotlib and embedded as ``data:`` URIs,
 the styles are inline, the only script (column sorting) is allowed by its
 hash in the Content-Security-Policy, and every other source is forbidden.
 Student text (names, notes, file names) is escaped by the template engine.
+
+Why one module of this size: reading the records, the statistics, the three plots and the page are one pipeline with one input; each part is a few small functions.
 """
 from __future__ import annotations
 

@@ -295,3 +295,13 @@ def test_every_source_folder_is_a_regular_package():
                if folder.is_dir() and folder.name != "__pycache__" and any(folder.glob("*.py"))
                and not (folder / "__init__.py").is_file()]
     assert missing == [], f"add an __init__.py to {missing}"
+
+
+def test_a_long_module_says_why_it_is_one_module():
+    """Modules over 400 lines state at their top why they are not split."""
+    root = Path(__file__).resolve().parents[1]
+    long = [p for top in ("autograder", "question_bank") for p in (root / top).rglob("*.py")
+            if len(p.read_text(encoding="utf-8").splitlines()) > 400]
+    silent = [str(p.relative_to(root)) for p in long
+              if "Why one module" not in p.read_text(encoding="utf-8").split('"""')[1]]
+    assert silent == [], f"over 400 lines without a reason at the top: {silent}"

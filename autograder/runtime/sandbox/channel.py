@@ -3,13 +3,14 @@
 Only plain data crosses: ``None``, ``bool``, ``int``, ``float``, ``str``,
 NumPy arrays and NumPy scalars of boolean, integer, floating or complex
 dtype, and tuples, lists and dicts (string keys) of those, up to a depth and
-a node count. Arrays travel as their raw bytes in C order, with dtype and
-shape in the JSON header; the dtype must be a plain bool/int/uint/float/
-complex one and the byte count must match the shape before anything is
-allocated, so whatever the other side sends, decoding yields fresh, plain
-``numpy.ndarray`` objects (never a subclass, never an object array) and
-plain Python containers. (Raw bytes rather than ``.npy``: parsing a
-``.npy`` header per array was a large share of a call's cost.)
+a node count. Arrays travel as their raw bytes in C order (in Fortran order for
+a Fortran-ordered array, which keeps its layout), with dtype and shape in the
+JSON header; the dtype must be a plain bool/int/uint/float/complex one and the
+byte count must match the shape before anything is allocated, so whatever the
+other side sends, decoding yields fresh, plain ``numpy.ndarray`` objects (never
+a subclass, never an object array) and plain Python containers. (Raw bytes
+rather than ``.npy``: parsing a ``.npy`` header per array was a large share of
+a call's cost.)
 Anything else fails with ``ChannelError`` and a message saying what was
 found and what is accepted.
 
@@ -28,6 +29,8 @@ and blob sizes) and the arrays' bytes.
 
 This module is also executed inside the sandbox, where it is sent as source
 text: it must import nothing but the standard library and NumPy.
+
+Why one module of this size: it runs on both sides, sent into the sandbox as source text beside the worker, so encoder, decoder and their bounds must live in one file.
 """
 from __future__ import annotations
 

@@ -18,6 +18,8 @@ Three levels, strongest first:
     Resource limits, a new session and best-effort cleanup only.
 
 ``detect_isolation`` probes once per process and caches the answer.
+
+Why one module of this size: the three levels share detection, the probe of what works here and the limits they apply; split, each level would repeat them.
 """
 from __future__ import annotations
 

@@ -5,6 +5,8 @@ descriptor), its three pipes and whatever must be undone at the end: every
 process it started is killed, its files deleted and its uid released. The
 program it runs (``worker.py`` and ``channel.py``) is sent as source text to
 a fresh ``python -I -S``, isolated as ``isolation.py`` describes.
+
+Why one module of this size: starting, talking to and ending a worker share one object's state (its pipes, pid descriptor, uid and cleanup); split, that state would leak across modules.
 """
 from __future__ import annotations
 

@@ -22,6 +22,8 @@ then serve requests until the request pipe closes:
 
 The process always ends with ``os._exit``, so no cleanup handler of the
 student's can run after the grader has stopped listening.
+
+Why one module of this size: it is sent into the sandbox as source text with the channel and nothing else, so it cannot import a sibling of its own.
 """
 from __future__ import annotations
 
