@@ -748,3 +748,27 @@ def test_a_fortran_ordered_view_crosses_with_its_layout():
     assert roundtrip(strided, allow_named=False).flags.c_contiguous
     with pytest.raises(ChannelError, match="order"):
         channel.unpack(_body({"v": {"nd": [0, "<f8", [2, 2], "X"]}}, [np.zeros(4).tobytes()]), allow_named=False)
+
+
+def test_the_reach_probe_counts_what_it_cannot_even_look_at_as_unreadable(tmp_path):
+    """A folder inside one the stranger may not enter is out of reach, not a failed probe."""
+    from autograder.runtime.sandbox import reach
+    from autograder.runtime.sandbox.isolation import running_as_root
+    if not running_as_root():
+        pytest.skip("the probe needs root to become a stranger")
+    closed = tmp_path / "closed"
+    (closed / "inner").mkdir(parents=True)
+    (closed / "inner" / "secret.txt").write_text("hidden")
+    closed.chmod(0o700)
+    assert reach.readable_by_stranger([closed / "inner"]) == []
+    import shutil
+    import tempfile
+    public = Path(tempfile.mkdtemp(dir="/tmp"))          # pytest's own folders are root-only
+    try:
+        public.chmod(0o755)
+        opened = public / "open.txt"
+        opened.write_text("public")
+        opened.chmod(0o644)
+        assert reach.readable_by_stranger([public]) == [str(opened)]
+    finally:
+        shutil.rmtree(public)

@@ -57,15 +57,15 @@ def _probe(paths: list[str]) -> list[str]:
         while stack and seen < PROBE_FILES:
             path = stack.pop()
             seen += 1
-            if path.is_symlink():
-                continue
-            if path.is_file() and _readable(path):
-                found.append(str(path))
-            elif path.is_dir():
-                try:
+            try:
+                if path.is_symlink():
+                    continue
+                if path.is_file() and _readable(path):
+                    found.append(str(path))
+                elif path.is_dir():
                     stack.extend(sorted(path.iterdir()))
-                except OSError:
-                    pass
+            except OSError:     # cannot even look (a parent it may not enter): nothing to read here
+                continue
     return found
 
 
