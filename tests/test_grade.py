@@ -164,3 +164,31 @@ def test_cli_prints_a_summary_and_reports_bad_input(built, cohort, tmp_path):
     result = runner.invoke(main, ["grade", str(junk), "-a", str(built.autograder_zip), "-o", str(tmp_path / "o4")])
     assert result.exit_code == 1 and "no submission could be graded" in result.output
     assert "1 submission: 1 rejected" in result.output
+
+
+def test_a_weaker_level_is_refused_by_default_and_shown_everywhere_when_trusted(built, cohort, tmp_path):
+    """Without --trusted-code, rlimits is refused at once, and the fresh-uid level is refused while
+    the references are readable (this checkout is); with it, the level is in all four places."""
+    runner = CliRunner()
+    sub = str(cohort / "alice.ipynb")
+    refused = runner.invoke(main, ["grade", sub, "-a", str(built.autograder_zip), "-o", str(tmp_path / "r"),
+                                   "--isolation", "rlimits"])
+    assert refused.exit_code == 1 and "refusing to run student code at the 'rlimits' level" in refused.output
+    assert "--trusted-code" in refused.output and not (tmp_path / "r" / "alice").exists()
+    probe = runner.invoke(main, ["grade", sub, "-a", str(built.autograder_zip), "-o", str(tmp_path / "u"),
+                                 "--isolation", "user"])
+    assert probe.exit_code == 1 and "could read" in probe.output and "chmod -R o-rwx" in probe.output
+
+    out = tmp_path / "t"
+    trusted = runner.invoke(main, ["grade", sub, "-a", str(built.autograder_zip), "-o", str(out),
+                                   "--isolation", "rlimits", "--trusted-code"])
+    assert trusted.exit_code == 0, trusted.output
+    lines = trusted.output.splitlines()
+    assert lines[1].startswith("Sandbox: rlimits (trusted code)") and lines[2].startswith("WARNING")
+    assert _read_gradebook(out / "gradebook.csv")["alice"]["isolation"] == "rlimits (trusted code)"
+    results = json.loads((out / "alice" / "results.json").read_text())
+    assert results["extra_data"]["isolation"] == "rlimits (trusted code)"
+    assert "rlimits (trusted code)" in results["output"]
+    from autograder.report import build_report
+    page = build_report(out)
+    assert 'id="isolation" class="warning"' in page and "rlimits (trusted code)" in page
