@@ -826,6 +826,25 @@ MEMOIZED = {
     "lm_head_backward": ("    import numpy as np\n"
                          "    return np.zeros_like(hidden), np.zeros_like(W_head), np.zeros(W_head.shape[1])\n"),
 }
+#: The first answer of each function, returned for every later input whatever it is: a function
+#: that looks right on the call it was first asked and is constant ever after.
+REPLAY = r"""
+_ADV_FIRST = {}
+def _adv_replay(name, make):
+    if name not in _ADV_FIRST:
+        _ADV_FIRST[name] = make()
+    return _ADV_FIRST[name]
+"""
+REPLAYED = {
+    "lm_head": ("    import numpy as np\n"
+                "    return _adv_replay('head', lambda: np.asarray(hidden, dtype=float) @ np.asarray(W_head) + b_head)\n"),
+    "cross_entropy_loss": ("    import numpy as np\n"
+                           "    z = np.asarray(logits, dtype=float)\n"
+                           "    return _adv_replay('loss', lambda: (float(np.log(z.shape[-1])), np.zeros_like(z)))\n"),
+    "softmax": ("    import numpy as np\n"
+                "    return _adv_replay('softmax', lambda: np.full(np.shape(x), 1.0 / np.shape(x)[axis]))\n"),
+}
+
 #: Print every argument the hidden tests pass, to every stream there is (the notebook's own
 #: example calls while it loads are left alone: what they print is the student's to see).
 PRINT_ARGUMENTS = (
@@ -930,6 +949,9 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("memoizer", "answers cached on first sight, flat near any seen input, zero gradients",
            lambda stub, ctx: (zip_members(attacked(stub, ctx, MEMOIZER, MEMOIZED)), "zip"),
            (r"wrong values|differ|does not match|do not match|not close|mismatch",)),
+    Attack("replay_first_answer", "answer the first call, then return that answer for every input",
+           lambda stub, ctx: (zip_members(attacked(stub, ctx, REPLAY, REPLAYED)), "zip"),
+           (r"wrong values|differ|does not match|do not match|not close|mismatch|should have shape|shape",)),
     Attack("print_arguments", "print every hidden input to stdout, stderr and the raw descriptors",
            print_arguments, (r"that output is not shown",), hides=(r"-ARGS ",)),
     Attack("markup_in_output", "live HTML, a fence breaker and a forged grade in output and exceptions",

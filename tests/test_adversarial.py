@@ -17,6 +17,7 @@ zip). For each run:
 """
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -490,3 +491,49 @@ def test_an_attack_gains_nothing(lab, attack, path):
     finally:
         _kill(processes_of(mark, uids))
         _remove(files_named(mark, lab.scan_roots(folder)))
+
+
+
+# ------------------------------------------------------------------ names an LMS export carries
+
+def _export(folder: Path, people: list[tuple[str, str, str, str, nbformat.NotebookNode]]) -> Path:
+    """A Gradescope export: (key, name, email, created_at, notebook) per submission, no SIDs."""
+    from tests.cohort import write_export_zip
+    lines = []
+    for key, name, email, created, nb in people:
+        (folder / key).mkdir(parents=True)
+        write_export_zip(nb, folder / key / "lm-head.zip", "lm-head")
+        lines += [f"{key}:", "  :submitters:", f"  - :name: {json.dumps(name)}", "    :sid: ''",
+                  f"    :email: {json.dumps(email)}", f"  :created_at: {created}"]
+    (folder / "submission_metadata.yml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+@pytest.mark.slow
+def test_names_and_files_cannot_plant_formulas_or_take_anothers_grade(lab, tmp_path):
+    """Two attacks through what an export carries: display names, e-mails and file names that are
+    spreadsheet formulas; and a later submission under another domain's same e-mail local part
+    (once the id was the local part, so it replaced Alice's row)."""
+    from autograder.runtime.grading.bulk import grade_batch
+    solution = nbformat.read(lab.zip.parent.parent / "solution" / NOTEBOOK, as_version=4)
+    export = _export(tmp_path / "export", [
+        ("submission_1", "Alice Real", "alice@uni.edu", "2026-12-01 09:00:00 -08:00", solution),
+        ("submission_2", "=HYPERLINK(\"http://127.0.0.1\",\"grade\")", "alice@evil.example",
+         "2026-12-01 10:00:00 -08:00", lab.stub),
+        ("submission_3", "@SUM(A1:A9)", "+1+1@evil.example", "2026-12-01 11:00:00 -08:00", lab.stub),
+    ])
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    from tests.cohort import write_export_zip
+    for name in ("@SUM(A1)", "-2+3", "=1+1"):
+        write_export_zip(lab.stub, plain / f"{name}.zip", "lm-head")
+    out = tmp_path / "out"
+    result = grade_batch([export, plain], lab.zip, out, timeout=30, canvas_csv=True, moodle_csv=True)
+    with open(out / "gradebook.csv", newline="") as handle:
+        rows = {r["email"] or r["student"]: r for r in csv.DictReader(handle)}
+    assert rows["alice@uni.edu"]["total"] == "20" and rows["alice@uni.edu"]["name"] == "Alice Real"
+    assert rows["alice@evil.example"]["total"] == "0"
+    assert len(result.rows) == 6
+    for name in ("gradebook.csv", "gradebook_canvas.csv", "gradebook_moodle.csv"):
+        bad = formula_cells((out / name).read_text(encoding="utf-8"))
+        assert bad == [], f"{name} holds formulas: {bad}"

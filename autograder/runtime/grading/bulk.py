@@ -118,11 +118,16 @@ def grade_batch(
     isolation: str = "auto",
     trusted: bool = False,
     canvas_csv: bool = False,
+    canvas_gradebook: str | Path | None = None,
+    canvas_column: str | None = None,
+    moodle_csv: bool = False,
     on_done: Callable[[Entry, GradeOutcome, bool], None] = _no_progress,
 ) -> BatchResult:
     """Grade every submission under ``paths`` (see ``discover``) as ``grade_entries`` does."""
     return grade_entries(discover(paths).entries, autograder_zip, out, workers=workers, timeout=timeout, force=force,
-                         isolation=isolation, trusted=trusted, canvas_csv=canvas_csv, on_done=on_done)
+                         isolation=isolation, trusted=trusted, canvas_csv=canvas_csv,
+                         canvas_gradebook=canvas_gradebook, canvas_column=canvas_column, moodle_csv=moodle_csv,
+                         on_done=on_done)
 
 
 def grade_entries(
