@@ -26,7 +26,7 @@ from tests.test_zip_install import _pip_requirements
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
-ATTACKS = ["reference_from_packages", "hidden_tests_on_disk", "files_outside"]
+ATTACKS = ["reference_from_packages", "hidden_tests_on_disk", "files_outside", "loopback"]
 #: Where a submission at the fresh-uid level could leave files: every world-writable place.
 SCRATCH = [Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), Path("/run/lock")]
 

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from autograder.runtime.relations import parameters_of, relation
 from autograder.runtime.fingerprint import ResultCache, fingerprint
 from autograder.runtime.catalogue import Catalogue, Mistake
 from autograder.runtime.tolerances import VALUE_ATOL, VALUE_RTOL
@@ -151,8 +152,8 @@ def _quiet() -> Iterator[None]:
         yield
 
 
-#: Results of catalogue (and reference) runs by input content: every student
-#: of a class meets the same hidden inputs, so each is computed once.
+#: Results of catalogue (and reference) runs by input content: the same inputs
+#: recur within one submission's tests (and a regrade meets them again).
 _results = ResultCache()
 
 
@@ -241,6 +242,20 @@ def diagnose(
         if values_match(output, student_output):
             found.append(m)
     return found
+
+
+def relation_feedback(function: str, make_args: Callable[[], tuple], student_output: Any) -> str:
+    """When no catalogued mistake matches: how the student's result relates to the right one
+    on these inputs (a factor, a sign, a constant, moved axes), or '' when nothing simple holds."""
+    catalogue = _active_catalogue.get()
+    if catalogue is None:
+        return ""
+    reference = catalogue.reference(function)
+    run = _run(reference, make_args, fingerprint(tuple(make_args())))
+    if run is None:
+        return ""
+    found = relation(student_output, run[0], parameters_of(reference), tuple(make_args()))
+    return found or ""
 
 
 def feedback_for(mistakes: list[Mistake]) -> str:

@@ -186,6 +186,11 @@ def expect(verdict: Verdict, *, function: str | None = None,
             _diagnosis_memo[function] = mistakes
         if mistakes:
             message += "\n\n" + feedback_for(mistakes)
+        else:
+            from autograder.runtime.diagnosis import relation_feedback
+            related = relation_feedback(function, make_args, output)
+            if related:
+                message += "\n\n" + related
     raise Feedback(message, tuple(mistakes))
 
 

@@ -1,0 +1,49 @@
+"""How a wrong result relates to the right one, named when no catalogued mistake matches."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from autograder.runtime.relations import relation
+
+RNG = np.random.default_rng(0)
+LOGITS = RNG.standard_normal((2, 3, 5))
+TARGETS = RNG.integers(0, 5, size=(2, 3))
+PARAMS = ["logits", "targets"]
+ARGS = (LOGITS, TARGETS)
+
+
+def test_a_factor_is_named_with_where_it_comes_from():
+    right = RNG.standard_normal((2, 3, 5))
+    said = relation(right * 6, right, PARAMS, ARGS)
+    assert said == ("Your result is exactly 6 times too large (6 = 2 × 3, the sizes of axes 0 and 1 of "
+                    "`logits`).")
+    assert "3 times too small" in relation(right / 3, right, PARAMS, ARGS)
+    assert "opposite sign" in relation(-right, right, PARAMS, ARGS)
+
+
+def test_scalars_name_factors_and_log_bases():
+    assert "base 2" in relation(1.2 / math.log(2), 1.2, PARAMS, ARGS)
+    assert "6 times too large" in relation(7.2, 1.2, PARAMS, ARGS)
+    assert relation(1.2, 1.2, PARAMS, ARGS) is None
+
+
+def test_offsets_zeros_moved_axes_and_shifts():
+    right = RNG.standard_normal((2, 3, 5))
+    assert "same constant everywhere" in relation(right + 0.7, right, PARAMS, ARGS)
+    per_row = right + RNG.standard_normal((2, 3, 1))
+    assert "a different one at each position" in relation(per_row, right, PARAMS, ARGS)
+    assert "0 everywhere" in relation(np.zeros_like(right), right, PARAMS, ARGS)
+    assert "axes in the order (1, 0, 2)" in relation(np.transpose(right, (1, 0, 2)), right, PARAMS, ARGS)
+    seq = np.arange(12.0).reshape(2, 6) ** 2
+    shifted = np.concatenate([seq[:, :1], seq[:, :-1]], axis=1)
+    assert "moved one place forward along axis 1" in relation(shifted, seq, PARAMS, ARGS)
+
+
+def test_tuples_are_compared_part_by_part_and_unrelated_results_say_nothing():
+    right = RNG.standard_normal((2, 3, 5))
+    said = relation((1.0, right * 6), (1.0, right), PARAMS, ARGS)
+    assert said.startswith("Value 2 of the 2 you returned is exactly 6 times too large")
+    assert relation(RNG.standard_normal((2, 3, 5)), right, PARAMS, ARGS) is None
+    assert relation(np.full((2, 3, 5), np.nan), right, PARAMS, ARGS) is None
