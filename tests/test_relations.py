@@ -47,3 +47,6 @@ def test_tuples_are_compared_part_by_part_and_unrelated_results_say_nothing():
     assert said.startswith("Value 2 of the 2 you returned is exactly 6 times too large")
     assert relation(RNG.standard_normal((2, 3, 5)), right, PARAMS, ARGS) is None
     assert relation(np.full((2, 3, 5), np.nan), right, PARAMS, ARGS) is None
+    # Right values of another dtype: the failure is the dtype, and no relation is claimed.
+    ints = np.arange(6).reshape(2, 3)
+    assert relation(ints.astype(float), ints, PARAMS, ARGS) is None
