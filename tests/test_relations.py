@@ -23,10 +23,19 @@ def test_a_factor_is_named_with_where_it_comes_from():
     assert "opposite sign" in relation(-right, right, PARAMS, ARGS)
 
 
-def test_scalars_name_factors_and_log_bases():
+def test_scalars_name_only_ratios_with_a_meaning():
     assert "base 2" in relation(1.2 / math.log(2), 1.2, PARAMS, ARGS)
-    assert "6 times too large" in relation(7.2, 1.2, PARAMS, ARGS)
+    assert "6 times too large (6 = 2 × 3" in relation(7.2, 1.2, PARAMS, ARGS)
     assert relation(1.2, 1.2, PARAMS, ARGS) is None
+    assert relation(1.2 * 1.14, 1.2, PARAMS, ARGS) is None        # any two numbers have some ratio
+    assert relation(1.2 * 7, 1.2, PARAMS, ARGS) is None           # 7 is no size of the inputs
+    assert relation(35, 1, PARAMS, ARGS) is None                  # token ids and counts: no ratios
+
+
+def test_whole_number_arrays_and_single_entries_claim_no_factor():
+    ids = np.arange(1, 9).reshape(2, 4)
+    assert relation(ids * 2, ids, PARAMS, ARGS) is None
+    assert relation(np.array([2.5]), np.array([1.0]), PARAMS, ARGS) is None
 
 
 def test_offsets_zeros_moved_axes_and_shifts():

@@ -51,8 +51,12 @@ def _sizes(parameters: list[str], args: tuple) -> list[tuple[int, str]]:
     return found
 
 
-def _factor_phrase(c: float, sizes: list[tuple[int, str]]) -> str | None:
-    """``c`` as people say it: 'the opposite sign', 'N times too large' (with where N comes from), a log base."""
+def _factor_phrase(c: float, sizes: list[tuple[int, str]], one_value: bool = False) -> str | None:
+    """``c`` as people say it: 'the opposite sign', 'N times too large' (with where N comes from), a log base.
+
+    For ``one_value`` (a single number) any ratio holds, so only a ratio with a meaning is named:
+    a sign, a log base, or a whole factor that is one of the inputs' sizes.
+    """
     if abs(c + 1) < 1e-6:
         return "has the opposite sign of the right values"
     if abs(c) < 1e-12:
@@ -65,13 +69,19 @@ def _factor_phrase(c: float, sizes: list[tuple[int, str]]) -> str | None:
         if k >= 2 and abs(abs(value) - k) < 1e-6 * k:
             sign = " and of the opposite sign" if value < 0 else ""
             where = next((what for size, what in sizes if size == k), None)
+            if one_value and where is None:
+                return None
             return (f"is exactly {k} times too {larger}{sign}"
                     + (f" ({k} = {where})" if where else ""))
-    return f"is the right result times a constant factor ({c:.4g}) everywhere"
+    if one_value:
+        return None
+    return f"is the right result times one constant factor ({c:.4g}) at every entry"
 
 
 def _array_relation(s: np.ndarray, r: np.ndarray, sizes: list[tuple[int, str]]) -> str | None:
-    if s.dtype.kind not in "biuf" or r.dtype.kind not in "biuf" or s.size == 0:
+    # A relation needs several entries to be evidence (one entry is a multiple of any other),
+    # and scaling or offsetting whole numbers such as token ids means nothing.
+    if s.dtype.kind not in "biuf" or r.dtype.kind not in "biuf" or s.size < 4:
         return None
     s64, r64 = s.astype(np.float64), r.astype(np.float64)
     if not (np.isfinite(s64).all() and np.isfinite(r64).all()):
@@ -87,14 +97,14 @@ def _array_relation(s: np.ndarray, r: np.ndarray, sizes: list[tuple[int, str]]) 
     if not np.any(s64) and np.any(r64):
         return "is 0 everywhere, where the right values are not"
     norm = float(np.vdot(r64, r64))
-    if norm > 0:
+    if norm > 0 and r.dtype.kind == "f":
         c = float(np.vdot(s64, r64)) / norm
         if abs(c - 1) > 1e-6 and _close(s64, c * r64):
             return _factor_phrase(c, sizes)
     d = s64 - r64
-    if _close(d, np.full_like(d, d.flat[0])):
+    if r.dtype.kind == "f" and _close(d, np.full_like(d, d.flat[0])):
         return "differs from the right values by the same constant everywhere"
-    if r.ndim >= 2 and _close(d, np.broadcast_to(d[..., :1], d.shape)):
+    if r.dtype.kind == "f" and r.ndim >= 2 and _close(d, np.broadcast_to(d[..., :1], d.shape)):
         return ("differs from the right values by a constant along the last axis, a different one at "
                 "each position: something is added to (or left out of) each row as a whole")
     if r.ndim == 2 and r.shape[0] == r.shape[1] and _close(s64, r64.T):
@@ -113,13 +123,15 @@ def _array_relation(s: np.ndarray, r: np.ndarray, sizes: list[tuple[int, str]]) 
 
 
 def _number_relation(s: Any, r: Any, sizes: list[tuple[int, str]]) -> str | None:
+    if isinstance(r, (int, np.integer)):          # a count or an id: no ratio means anything
+        return None
     try:
         fs, fr = float(s), float(r)
     except (TypeError, ValueError):
         return None
     if not (math.isfinite(fs) and math.isfinite(fr)) or fr == 0 or math.isclose(fs, fr, rel_tol=_RTOL, abs_tol=_ATOL):
         return None
-    return _factor_phrase(fs / fr, sizes)
+    return _factor_phrase(fs / fr, sizes, one_value=True)
 
 
 def relation(student: Any, expected: Any, parameters: list[str], args: tuple) -> str | None:
