@@ -305,3 +305,28 @@ def test_a_long_module_says_why_it_is_one_module():
     silent = [str(p.relative_to(root)) for p in long
               if "Why one module" not in p.read_text(encoding="utf-8").split('"""')[1]]
     assert silent == [], f"over 400 lines without a reason at the top: {silent}"
+
+
+@pytest.mark.slow
+def test_a_real_broken_solution_and_a_scoring_blank_notebook_fail_the_build(tmp_path, monkeypatch):
+    """Not simulated: the solution notebook's softmax is wrong, and otter grades the built zip."""
+    import autograder.build.master as master
+    import autograder.build.pipeline as pipeline
+    right = master.solution_cell_source
+
+    def broken(module, function):
+        source = right(module, function)
+        # A softmax that forgets to normalise: wrong everywhere.
+        return source.replace("return e / np.sum(e, axis=axis, keepdims=True)", "return e") \
+            if function == "softmax" else source
+    monkeypatch.setattr(master, "solution_cell_source", broken)
+    with pytest.raises(BuildError, match="solution notebook scored"):
+        build(["lm-head"], tmp_path / "a", None, verify=True)
+    assert not (tmp_path / "a" / "lm-head").exists()
+
+    monkeypatch.setattr(master, "solution_cell_source", right)
+    from autograder.runtime.grading.outcome import GradeOutcome, ItemOutcome
+    monkeypatch.setattr(pipeline, "_grade_blank", lambda *a: GradeOutcome(
+        "blank", "lm-head", "graded", "bwrap", (ItemOutcome("q1", "t", 2.0, True),), 20.0))
+    with pytest.raises(BuildError, match="untouched student notebook scored 2"):
+        build(["lm-head"], tmp_path / "b", None, verify=True)

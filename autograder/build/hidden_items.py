@@ -35,16 +35,26 @@ def split_points(total: float, weights: list[float]) -> list[float]:
     return [s / POINT_UNITS for s in shares]
 
 
-def collect_hidden_items(folder: Path, question: str, total_points: float) -> list[HiddenItem]:
-    """Tests of ``hidden/test_<question>.py``, the question's points split by their weights."""
-    path = hidden_test_path(folder, question)
-    if not path.is_file():
-        raise BuildError(f"question {question} has no hidden tests: expected {path}")
+def collect_hidden_items(folder: Path, questions: list[tuple[str, float]]) -> dict[str, list[HiddenItem]]:
+    """Tests of each question's ``hidden/test_<question>.py``, its points split by their weights.
+
+    All modules are collected in one pytest session (a session costs most of a second).
+    """
+    paths = []
+    for question, _ in questions:
+        path = hidden_test_path(folder, question)
+        if not path.is_file():
+            raise BuildError(f"question {question} has no hidden tests: expected {path}")
+        paths.append(path)
     try:
-        cases = HiddenSuite([path]).cases
+        cases = HiddenSuite(paths).cases
     except HiddenSuiteError as exc:
-        raise BuildError(f"{path}: {exc}") from None
-    if not cases:
-        raise BuildError(f"could not collect the hidden tests in {path}: no test found")
-    shares = split_points(total_points, [c.weight for c in cases])
-    return [HiddenItem(question, c.name, share) for c, share in zip(cases, shares)]
+        raise BuildError(f"{folder / 'hidden'}: {exc}") from None
+    items = {}
+    for (question, points), path in zip(questions, paths):
+        mine = [c for c in cases if c.question == question]
+        if not mine:
+            raise BuildError(f"could not collect the hidden tests in {path}: no test found")
+        shares = split_points(points, [c.weight for c in mine])
+        items[question] = [HiddenItem(question, c.name, share) for c, share in zip(mine, shares)]
+    return items

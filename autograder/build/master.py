@@ -115,11 +115,12 @@ def render_master(settings: AssignmentSettings) -> tuple[nbformat.NotebookNode, 
         code(_render(env, "cells/setup.py.j2", base, spec.name)),
     ]
     all_items: list[HiddenItem] = []
+    hidden = collect_hidden_items(spec.folder, [(q.name, q.points) for q in settings.questions])
     for q in settings.questions:
         where = f"{spec.name} {q.name}"
         context = {**base, "question_title": q.title, "points": _format_points(q.points)}
         public = split_test_functions(_render(env, f"public/{q.name}.py.j2", context, where), where)
-        items = collect_hidden_items(spec.folder, q.name, q.points)
+        items = hidden[q.name]
         all_items += items
         points = [0] * len(public) + [item.points for item in items]
         cells.append(raw(_render(env, "notebook/question_config.yaml.j2",

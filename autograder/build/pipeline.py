@@ -10,7 +10,9 @@ import secrets
 import shutil
 import tempfile
 import time
+import threading
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -26,7 +28,10 @@ from autograder.build.wheel import build_runtime_wheel
 from autograder.build.zips import write_zip
 from autograder.resources import templates_dir
 from autograder.runtime.errors import BuildError
-from autograder.runtime.grading.support import SUPPORT_DIR
+from autograder.runtime.grading.outcome import GradeOutcome
+from autograder.runtime.grading.runner import grade_submission
+from autograder.runtime.grading.support import SUPPORT_DIR, load_autograder
+from autograder.runtime.sandbox.policy import clear
 
 #: Bytes of the secret each build makes for drawing hidden inputs.
 SECRET_BYTES = 32
@@ -104,16 +109,24 @@ def _normalize_zip(source: Path, dest: Path) -> None:
                          if not name.endswith("/") and "__pycache__" not in name))
 
 
-def _build_one(settings: AssignmentSettings, scratch: Path, verify: bool) -> BuildResult:
+def _render_one(settings: AssignmentSettings, scratch: Path) -> tuple[Path, float]:
+    """The master notebook and support folder of one assignment (in this thread: pytest
+    collects the hidden tests, and pytest is not thread-safe). Returns the master and the seconds."""
     start = time.perf_counter()
-    name = settings.name
-    work = scratch / f"{name}-master"
+    work = scratch / f"{settings.name}-master"
     work.mkdir()
     master_nb, items = render_master(settings)
-    master = work / f"{name}.ipynb"
+    master = work / f"{settings.name}.ipynb"
     nbformat.write(master_nb, master)
     _write_support(settings, items, work / SUPPORT_DIR)
+    return master, time.perf_counter() - start
 
+
+def _build_one(settings: AssignmentSettings, scratch: Path, verify: bool, master: Path,
+               rendered_in: float) -> BuildResult:
+    """otter assign, the zip and its self-check: subprocesses, so assignments build side by side."""
+    start = time.perf_counter() - rendered_in
+    name = settings.name
     otter_dist = scratch / f"{name}-otter"
     otter_assign(master, otter_dist)
     zips = sorted((otter_dist / "autograder").glob("*.zip"))
@@ -135,19 +148,38 @@ def _build_one(settings: AssignmentSettings, scratch: Path, verify: bool) -> Bui
 
     solution_score = student_score = None
     if verify:
-        solution_results = otter_run(autograder_zip, solution)
+        # The solution goes through otter with the zip, as Gradescope will run it; that proves the
+        # zip's path. The blank notebook then takes the grader's own path with the same zip (the
+        # same support folder, engine and sandbox), side by side with the otter run.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            solution_run = pool.submit(otter_run, autograder_zip, solution)
+            blank = _grade_blank(autograder_zip, student, scratch / f"{name}-blank")
+            solution_results = solution_run.result()
         solution_score = score_of(solution_results)
         if solution_score[1] <= 0 or abs(solution_score[0] - solution_score[1]) > 1e-6:
             raise BuildError(f"{name}: the solution notebook scored {solution_score[0]:g} of "
                              f"{solution_score[1]:g} with the built autograder; the build is not "
                              "published. Fix the hidden tests or the reference solution.\n"
                              + _failure_summary(solution_results))
-        student_score = score_of(otter_run(autograder_zip, student))
+        student_score = (blank.total, blank.possible)
         if student_score[0] != 0:
             raise BuildError(f"{name}: the untouched student notebook scored {student_score[0]:g} "
                              f"of {student_score[1]:g}; a stub must earn nothing. The build is not published.")
     return BuildResult(name, student, solution, autograder_zip, time.perf_counter() - start,
                        solution_score, student_score)
+
+
+#: pytest (which collects the hidden suite) is not thread-safe: one collection at a time.
+_COLLECTING = threading.Lock()
+
+
+def _grade_blank(autograder_zip: Path, notebook: Path, dest: Path) -> GradeOutcome:
+    """The untouched notebook graded through the zip by the grader's own path (our own code: trusted)."""
+    ag = load_autograder(autograder_zip, dest)
+    with _COLLECTING:
+        ag.suite
+    clearance = clear("auto", [dest, autograder_zip], trusted=True)
+    return grade_submission(notebook, ag, "blank", clearance)
 
 
 def _failure_summary(results: dict, limit: int = 2000) -> str:
@@ -192,10 +224,14 @@ def build(
     results = []
     with tempfile.TemporaryDirectory(prefix="lmhead-build-") as tmp:
         scratch = Path(tmp)
-        built = []
+        rendered = []
         for settings in all_settings:
             progress(f"building {settings.name}")
-            built.append(_build_one(settings, scratch, verify))
+            with _COLLECTING:
+                rendered.append(_render_one(settings, scratch))
+        with ThreadPoolExecutor(max_workers=max(1, len(all_settings))) as pool:
+            built = list(pool.map(lambda job: _build_one(job[0], scratch, verify, *job[1]),
+                                  zip(all_settings, rendered)))
         for result in built:
             _publish(scratch / result.name, output_dir / result.name)
             final = output_dir / result.name
