@@ -155,3 +155,15 @@ def test_cells_are_named_as_the_student_sees_them():
     assert program.label(1) == "the code cell that starts `def softmax(x, axis=-1):` (code cell 3 from the top)"
     script = extract_program(Submission("a.py", "py", None, "x = 1\n"))
     assert script.label(0) == "your script"
+
+
+def test_attempted_looks_at_the_last_definition_of_each_function():
+    from autograder.runtime.grading.extract import Program, attempted
+    stub = "def softmax(x, axis=-1):\n    \"\"\"Docs.\"\"\"\n    ...\n"
+    real = "def softmax(x, axis=-1):\n    return x\n"
+    names = ("softmax", "lm_head")
+    assert not attempted(Program((stub, "print('hello')"), ()), names)
+    assert attempted(Program((stub, real), ()), names)
+    assert not attempted(Program((real, stub), ()), names)              # redefined as the stub again
+    assert attempted(Program((stub, "def mine(x):\n    return x\nsoftmax = mine\n"), ()), names)
+    assert not attempted(Program((stub, "def softmax(x:\n    return x\n"), ()), names)   # does not parse

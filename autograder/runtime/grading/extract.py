@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from functools import lru_cache
 import re
 from dataclasses import dataclass
 
@@ -122,6 +123,24 @@ def _is_stub(node: ast.FunctionDef) -> bool:
     return True
 
 
+@lru_cache(maxsize=4096)
+def _top_level_names(cell: str) -> tuple[tuple[str, bool], ...] | None:
+    """Each top-level definition or rebinding in ``cell``, in order, with whether it is a stub;
+    ``None`` for a cell that cannot be parsed. Cached: most cells (setup, checks, demos) are
+    the same in every submission of a class."""
+    try:
+        tree = ast.parse(cell)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    found: list[tuple[str, bool]] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.append((node.name, _is_stub(node)))
+        elif isinstance(node, ast.Assign):
+            found += [(t.id, False) for t in node.targets if isinstance(t, ast.Name)]   # e.g. softmax = mine
+    return tuple(found)
+
+
 def attempted(program: Program, functions: tuple[str, ...]) -> bool:
     """Whether the program defines at least one of ``functions`` with more than a stub's body.
 
@@ -131,18 +150,11 @@ def attempted(program: Program, functions: tuple[str, ...]) -> bool:
     """
     last: dict[str, bool] = {}
     for cell in program.cells:
+        if not any(name in cell for name in functions):
+            continue            # it cannot define or rebind one of them: no need to parse it
         if len(cell) > _PARSE_LIMIT:
             return True
-        try:
-            tree = ast.parse(cell)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in functions:
-                last[node.name] = _is_stub(node)
-            elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in functions
-                                                      for t in node.targets):
-                for target in node.targets:
-                    if isinstance(target, ast.Name) and target.id in functions:
-                        last[target.id] = False      # e.g. softmax = my_softmax
+        for name, stub in _top_level_names(cell) or ():
+            if name in functions:
+                last[name] = stub
     return any(not stub for stub in last.values())
