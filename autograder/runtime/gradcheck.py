@@ -43,6 +43,7 @@ def projection_check(
     vjp: Callable[[np.ndarray], np.ndarray] | None = None,
     eps: float = PROJECTION_EPS,
     tol: float = PROJECTION_REL_TOL,
+    direction: np.ndarray | None = None,
 ) -> ProjectionCheck:
     """Compare an analytic directional derivative with central differences along it.
 
@@ -52,12 +53,13 @@ def projection_check(
     reduces f to the scalar ``<v, f(x)>`` and the analytic side is
     ``<vjp(v), u>``. Either way the numerical side is
     ``(g(x + eps u) - g(x - eps u)) / (2 eps)``: two evaluations of ``f``
-    whatever the size of ``x``. ``x`` itself is never modified.
+    whatever the size of ``x``. ``x`` itself is never modified. ``direction``
+    (a unit array of x's shape) replaces the random direction.
     """
     if (grad is None) == (vjp is None):
         raise ValueError("projection_check needs exactly one of grad= (scalar f) or vjp= (array f)")
     x = np.asarray(x, dtype=np.float64)
-    u = random_unit_like(x, rng)
+    u = random_unit_like(x, rng) if direction is None else np.asarray(direction, dtype=np.float64)
     f_plus = np.asarray(f(x + eps * u), dtype=np.float64)
     f_minus = np.asarray(f(x - eps * u), dtype=np.float64)
     if grad is not None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from autograder.runtime.compare import Verdict, array_structure, check_array, check_number, number_structure
 from autograder.runtime.text import code
-from autograder.runtime.tolerances import SCALAR_ATOL, SCALAR_RTOL
+from autograder.runtime.tolerances import GRADIENT_CHECK_EPS, SCALAR_ATOL, SCALAR_RTOL
 
 
 class Feedback(AssertionError):
@@ -234,7 +234,7 @@ def check_gradient_of_own_loss(
         reference_loss: the reference loss at any input.
         x: the test's input; ``loss`` and ``grad`` are the student's there.
     """
-    from autograder.runtime.gradcheck import projection_check
+    from autograder.runtime.gradcheck import projection_check, random_unit_like
 
     structure = array_structure(grad_name, grad, reference_grad)
     if not structure.ok:
@@ -247,10 +247,19 @@ def check_gradient_of_own_loss(
         loss_right = check_number("loss", _real_number(loss_of(far), "loss"), reference_loss(far),
                                   rtol=SCALAR_RTOL, atol=SCALAR_ATOL).ok
     # One random direction already exposes a wrong gradient with probability
-    # 1; more only pay off where evaluations are cheap.
+    # 1; more only pay off where evaluations are cheap. Each direction leans on
+    # the right gradient's, so the loss really changes along it: along a purely
+    # random one in 200,000 dimensions the change is so small that the rounding
+    # of a correct but differently summed loss (one over 50,000 logits) swamps it.
     consistent = True
+    norm = float(np.linalg.norm(reference_grad))
     for _ in range(1 if x.size > _MEMO_ABOVE else 3):
-        result = projection_check(lambda z: _real_number(loss_of(z), "loss"), x, rng, grad=grad)
+        u = random_unit_like(x, rng)
+        if norm > 0:
+            u = u + np.asarray(reference_grad, dtype=np.float64) / norm
+            u /= np.linalg.norm(u)
+        result = projection_check(lambda z: _real_number(loss_of(z), "loss"), x, rng, grad=grad,
+                                  direction=u, eps=GRADIENT_CHECK_EPS)
         if not np.isfinite(result.numerical):
             raise Feedback(f"your loss is not finite near these `{x_name}`, so `{grad_name}` cannot "
                            "be checked against it: make the loss numerically stable first.")
