@@ -37,6 +37,7 @@ import pytest
 
 from autograder.build import build
 from autograder.runtime.grading.discover import _student_id
+from autograder.runtime.grading.gradebook import FORMULA_STARTS
 from autograder.runtime.grading.outcome import STATUSES
 from autograder.runtime.sandbox import Limits
 from tests.adversarial import (ATTACKS, BY_NAME, NOTEBOOK, SESSION, AttackContext, attacked, marker,
@@ -182,8 +183,6 @@ def live_markup(markdown: str) -> list[str]:
     return found
 
 
-#: What a spreadsheet would run as a formula.
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def formula_cells(csv_text: str) -> list[str]:

@@ -19,13 +19,12 @@ from autograder.build.hidden_items import HiddenItem, collect_hidden_items
 from autograder.build.source import solution_cell_source
 from autograder.build.wheel import runtime_wheel_name
 from autograder.runtime.errors import BuildError
-from autograder.runtime.otter_plugin import SUPPORT_DIR
+from autograder.runtime.otter_plugin import KERNELSPEC, SUPPORT_DIR
 from autograder.resources import templates_dir
 from solutions import corpus
 
 #: Folder (inside the autograder zip's files/) holding the hidden suite and its runtime.
 
-KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 
 
 def _environment(folder: Path) -> jinja2.Environment:

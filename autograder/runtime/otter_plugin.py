@@ -45,7 +45,8 @@ _OTTER_OWNED = {"tests", SUPPORT_DIR, "__init__.py"}
 TRUSTED_ENV = "LMHEAD_TRUSTED_CODE"
 #: The kernel otter starts for the empty notebook it is handed: always the plain
 #: Python 3 kernel, whatever the submission's metadata asked for.
-_KERNEL_METADATA = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+_KERNEL_METADATA = {"kernelspec": KERNELSPEC,
                     "language_info": {"name": "python"}}
 
 
