@@ -113,3 +113,20 @@ def test_a_correct_loss_summed_in_another_order_passes_on_every_seed():
     failed = {seed: [t for t, o in _run("cross_entropy_loss", student, seed).items() if not o.passed]
               for seed in range(1, 41)}
     assert not any(failed.values()), {s: t for s, t in failed.items() if t}
+
+
+def test_suites_run_side_by_side_in_threads_leave_the_standard_streams_as_they_were():
+    # The build verifies its assignments in threads; a run swaps sys.stdout for a buffer, and two
+    # runs interleaving used to restore each other's buffers, so `grader build` printed nothing.
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    def noisy(*args, **kwargs):
+        print("student output " * 50)
+        return getattr(solutions, "softmax")(*args, **kwargs)
+
+    before = sys.stdout, sys.stderr
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        runs = list(pool.map(lambda seed: _run("softmax", _namespace({"softmax": noisy}), seed), range(8)))
+    assert (sys.stdout, sys.stderr) == before
+    assert all(r.passed for results in runs for r in results.values())

@@ -30,6 +30,7 @@ import contextlib
 import io
 import os
 import sys
+import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,11 @@ from typing import Any, Iterable
 import numpy as np
 import pytest
 from _pytest.outcomes import Exit, Failed, Skipped, XFailed
+
+# A run swaps sys.stdout and sys.stderr, the catalogue in use and the diagnosis memo: all of it
+# process-wide state, so two threads running suites at once (the build verifies assignments side
+# by side) would restore each other's streams and leave print() writing into a dead buffer.
+_PROCESS_WIDE = threading.RLock()
 
 from autograder.runtime.catalogue import Catalogue
 from autograder.runtime.errors import GraderError
@@ -146,7 +152,7 @@ def collect_items(paths: Iterable[str | Path]) -> list:
     for folder in folders:
         forget_modules_under(folder)
     try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        with _PROCESS_WIDE, contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             pytest.main(args, plugins=[collector])
     finally:
         for folder in folders:
@@ -231,6 +237,12 @@ class HiddenSuite:
 
     def run(self, student: Any, seed: int) -> SuiteRun:
         """Run every test against ``student`` with inputs drawn from ``seed``."""
+        from autograder.runtime.diagnosis import using_catalogue
+
+        with _PROCESS_WIDE:
+            return self._run(student, seed)
+
+    def _run(self, student: Any, seed: int) -> SuiteRun:
         from autograder.runtime.diagnosis import using_catalogue
 
         wanted = {(q, t) for q, tests in self.items.items() for t, _ in tests}
