@@ -89,3 +89,75 @@ def test_public_checks_catch_most_catalogued_mistakes():
     print(f"\nPUBLIC CHECKS fail for {len(caught)}/{len(MISTAKES)} catalogued mistakes ({rate:.0%}); "
           f"pass: {', '.join(missed)}")
     assert rate >= 0.8, f"public checks fail only {rate:.0%} of catalogued mistakes; they pass: {missed}"
+
+
+def _named_by_public_checks(m) -> bool:
+    failed = run_checks(FUNCTIONS[m.function], {m.function: m.implementation})
+    return any(m.title in message for messages in failed.values() for message in messages)
+
+
+def test_public_checks_name_most_catalogued_mistakes():
+    # Named: the mistake's own title is in a failing check's message, as the hidden grading names it.
+    named = [slug for slug, m in MISTAKES.items() if _named_by_public_checks(m)]
+    rate = len(named) / len(MISTAKES)
+    print(f"\nPUBLIC CHECKS name {len(named)}/{len(MISTAKES)} catalogued mistakes ({rate:.0%})")
+    assert rate >= 0.6, f"public checks name only {rate:.0%}; unnamed: {sorted(set(MISTAKES) - set(named))}"
+
+
+def test_fixed_input_checks_ship_values_only():
+    # What a student's kernel runs: numbers, titles and explanations, the in-kernel comparison and
+    # the relational probes; never a reference, a catalogued implementation or a hidden module.
+    import ast
+    from pathlib import Path
+
+    import autograder.build.in_kernel as in_kernel
+    import autograder.runtime.relations as relations
+    for module in (in_kernel, relations):
+        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+        imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        assert imported <= {"__future__", "copy", "warnings", "numpy", "inspect", "itertools", "math", "typing"}, imported
+    for name in available_assignments():
+        (settings,) = resolve_settings([name], None)
+        _, sources = public_sources(settings)
+        text = "\n".join(s for checks in sources.values() for s in checks)
+        assert "on_fixed_inputs" in text
+        for marker in ("solutions", "autograder", "mistakes", "hidden", "hidden_seed"):
+            assert f"import {marker}" not in text and f"from {marker}" not in text, marker
+
+
+def _blind_cases():
+    import json
+    from pathlib import Path
+    root = Path(__file__).parent / "blind"
+    for corpus in sorted(p for p in root.iterdir() if (p / "cases.json").is_file()):
+        for case in json.loads((corpus / "cases.json").read_text(encoding="utf-8")):
+            yield corpus.name, case, corpus / case["assignment"] / f"{case['case']}.py"
+
+
+def _blind_functions(path) -> dict:
+    namespace: dict = {"__name__": "blind_case"}
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)
+    return {f: namespace[f] for f, a in FUNCTIONS.items() if f in namespace}
+
+
+def test_blind_corpora_pass_their_own_checks_and_never_fail_another_questions():
+    # Cases written from the notebook alone, by people who never saw these checks.
+    blamed, rejected, caught, mistakes = [], [], 0, 0
+    for corpus, case, path in _blind_cases():
+        name = case["assignment"]
+        failed = run_checks(name, _blind_functions(path))
+        if case["kind"] == "correct":
+            if failed:
+                rejected.append((corpus, case["case"], failed))
+            continue
+        mistakes += 1
+        caught += bool(failed)
+        own = _assignment(name)[2].get(case["function"])
+        if set(failed) - {own}:
+            blamed.append((corpus, case["case"], case["function"], sorted(set(failed) - {own})))
+    print(f"\nBLIND public checks fail for {caught}/{mistakes} mistakes")
+    assert rejected == [], rejected
+    assert blamed == [], blamed

@@ -7,6 +7,7 @@ expectation behind.
 import numpy as np
 
 import solutions as S
+from autograder.build.public_diagnosis import Probe, PublicCallable
 
 
 def values(sizes: dict, public_seed: int) -> dict:
@@ -49,4 +50,34 @@ def values(sizes: dict, public_seed: int) -> dict:
         "loss": float(loss),
         "dW_abs_sum": float(np.abs(dW).sum()),
         "dhidden_abs_sum": float(np.abs(dh).sum()),
+    }
+
+
+def probes(sizes: dict, public_seed: int) -> dict:
+    """Fixed public inputs for the in-kernel checks: small, with the features the catalogued
+    mistakes trip on (non-square shapes, a bias, rows of very different scale, an axis other
+    than the last, a non-C-ordered array, an exact zero in a relative error)."""
+    rng = np.random.default_rng(public_seed + 100)
+
+    def rounded(*shape: int, scale: float = 1.0) -> np.ndarray:
+        return np.round(rng.standard_normal(shape) * scale, 3)
+
+    data = np.arange(40, 70, dtype=np.int32)
+    logits = rounded(2, 3, 4, scale=2.0)
+    targets = np.array([[0, 3, 1], [2, 2, 0]])
+    far_apart = np.array([[[1000.0, 1001.0, 998.0, 1000.5], [0.0, 1.0, -2.0, 0.5], [3.0, 3.0, 3.0, 3.0]]])
+    # numerical_gradient on a cubic: forward differences and a missing 1/2 differ there.
+    cubic = PublicCallable("lambda x: float(np.sum(x ** 3) + np.sum(x[..., :1]))")
+    x_f = np.asfortranarray(rounded(3, 2))
+    a = np.array([[1.0, 0.0, -2.0], [1e-3, 4.0, 0.5]])
+    n = np.array([[1.1, 0.0, -2.0], [3e-3, 4.0, 0.25]])
+    return {
+        "next_token_batch": [Probe.of(data, np.array([3, 0, 11]), 4)],
+        "lm_head": [Probe.of(rounded(2, 3, 4), rounded(4, 5), rounded(5))],
+        "softmax": [Probe.of(rounded(2, 3, 4, scale=2.0)), Probe.of(rounded(3, 2, 4), axis=0),
+                    Probe.of(far_apart[0])],
+        "cross_entropy_loss": [Probe.of(logits, targets), Probe.of(far_apart, np.array([[1, 2, 0]]))],
+        "lm_head_backward": [Probe.of(rounded(2, 3, 4), rounded(4, 5), rounded(2, 3, 5, scale=0.1))],
+        "numerical_gradient": [Probe.of(cubic, x_f, 1e-3)],
+        "max_rel_err": [Probe.of(a, n), Probe.of(n, a)],
     }

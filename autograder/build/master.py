@@ -10,12 +10,14 @@ import ast
 import importlib.util
 import json
 from pathlib import Path
+from typing import Any
 
 import jinja2
 import nbformat
 
 from autograder.build.config import AssignmentSettings
 from autograder.build.hidden_items import HiddenItem, collect_hidden_items
+from autograder.build.public_diagnosis import fixed_input_checks, probes_of
 from autograder.build.source import solution_cell_source
 from autograder.build.wheel import runtime_wheel_name
 from autograder.runtime.errors import BuildError
@@ -36,15 +38,35 @@ def _environment(folder: Path) -> jinja2.Environment:
     )
 
 
-def _public_values(settings: AssignmentSettings) -> dict:
-    """Expected values of the public tests, computed by the assignment's ``public_values.py``."""
+def _public_values_module(settings: AssignmentSettings) -> Any:
+    """The assignment's ``public_values.py``, loaded, or ``None``."""
     path = settings.spec.folder / "public_values.py"
     if not path.is_file():
-        return {}
+        return None
     spec = importlib.util.spec_from_file_location(f"_public_values_{settings.name.replace('-', '_')}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.values(dict(settings.sizes), settings.public_seed)
+    return module
+
+
+def _public_values(settings: AssignmentSettings) -> dict:
+    """Expected values of the public tests, computed by the assignment's ``public_values.py``."""
+    module = _public_values_module(settings)
+    return {} if module is None else module.values(dict(settings.sizes), settings.public_seed)
+
+
+def _question_checks(settings: AssignmentSettings, env: jinja2.Environment, context: dict) -> dict[str, list[str]]:
+    """Each question's public checks: its template's, then one fixed-input check per probed function."""
+    module = _public_values_module(settings)
+    probes = {} if module is None else probes_of(module, settings.sizes, settings.public_seed)
+    catalogue = settings.spec.catalogue()
+    checks = {}
+    for q in settings.questions:
+        where = f"{settings.spec.name} {q.name}"
+        own = {**context, "question_title": q.title, "points": _format_points(q.points)}
+        checks[q.name] = (split_test_functions(_render(env, f"public/{q.name}.py.j2", own, where), where)
+                          + fixed_input_checks(q.name, probes, catalogue, q.functions))
+    return checks
 
 
 def split_test_functions(source: str, where: str) -> list[str]:
@@ -94,12 +116,7 @@ def public_sources(settings: AssignmentSettings) -> tuple[str, dict[str, list[st
     spec = settings.spec
     env = _environment(spec.folder)
     base = _base_context(settings)
-    checks = {}
-    for q in settings.questions:
-        where = f"{spec.name} {q.name}"
-        context = {**base, "question_title": q.title, "points": _format_points(q.points)}
-        checks[q.name] = split_test_functions(_render(env, f"public/{q.name}.py.j2", context, where), where)
-    return _render(env, "cells/setup.py.j2", base, spec.name), checks
+    return _render(env, "cells/setup.py.j2", base, spec.name), _question_checks(settings, env, base)
 
 
 def render_master(settings: AssignmentSettings) -> tuple[nbformat.NotebookNode, list[HiddenItem]]:
@@ -115,10 +132,11 @@ def render_master(settings: AssignmentSettings) -> tuple[nbformat.NotebookNode, 
     ]
     all_items: list[HiddenItem] = []
     hidden = collect_hidden_items(spec.folder, [(q.name, q.points) for q in settings.questions])
+    all_public = _question_checks(settings, env, base)
     for q in settings.questions:
         where = f"{spec.name} {q.name}"
         context = {**base, "question_title": q.title, "points": _format_points(q.points)}
-        public = split_test_functions(_render(env, f"public/{q.name}.py.j2", context, where), where)
+        public = all_public[q.name]
         items = hidden[q.name]
         all_items += items
         points = [0] * len(public) + [item.points for item in items]

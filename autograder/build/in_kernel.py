@@ -1,0 +1,152 @@
+"""The part of a fixed-input public check that runs in the student's kernel.
+
+The build ships this module's source inside each such check (``public_diagnosis``) and the
+check executes it, so it may import nothing but numpy and the standard library, and it holds
+values only: no reference, no catalogue code. The build imports it too, to compare results
+exactly the way the kernel will.
+
+Encoded values (what ``public_diagnosis._encode`` writes) are plain literals; arrays are
+``("__ndarray__", dtype, shape, entries, fortran_order)``.
+"""
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+
+#: How close a result must be to count as the right one (or as a known mistake's).
+RTOL, ATOL = 1e-6, 1e-9
+
+
+def decode(value):
+    """The Python value an encoded literal stands for."""
+    if isinstance(value, tuple) and value and isinstance(value[0], str) and value[0].startswith("__"):
+        tag = value[0]
+        if tag == "__ndarray__":
+            _, dtype, shape, flat, fortran = value
+            entries = [float(x[1]) if isinstance(x, tuple) else x for x in flat]
+            array = np.array(entries, dtype=np.dtype(dtype)).reshape(shape, order="F" if fortran else "C")
+            return np.asfortranarray(array) if fortran else array
+        if tag == "__scalar__":
+            entry = value[2]
+            return np.dtype(value[1]).type(float(entry[1]) if isinstance(entry, tuple) else entry)
+        if tag == "__tuple__":
+            return tuple(decode(v) for v in value[1])
+        if tag == "__callable__":
+            return eval(value[1], {"np": np})   # a lambda the assignment wrote into its public probes
+        if tag == "__float__":
+            return float(value[1])
+        if tag == "__raises__":
+            return value
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if isinstance(value, dict):
+        return {k: decode(v) for k, v in value.items()}
+    return value
+
+
+def raised(value):
+    """Whether ``value`` stands for an exception: ``("__raises__", name[, exception])``."""
+    return isinstance(value, tuple) and len(value) > 1 and isinstance(value[0], str) and value[0] == "__raises__"
+
+
+def same(got, want):
+    """Whether ``got`` is ``want``: same structure, same shapes, entries within RTOL/ATOL (NaN equal to NaN)."""
+    if raised(want):
+        return raised(got) and got[1] == want[1]
+    if raised(got):
+        return False
+    if isinstance(want, dict):
+        return isinstance(got, dict) and set(got) == set(want) and all(same(got[k], want[k]) for k in want)
+    if isinstance(want, (tuple, list)):
+        return isinstance(got, (tuple, list)) and len(got) == len(want) and all(map(same, got, want))
+    if isinstance(got, (dict, str)) or got is None:
+        return False
+    try:
+        g = np.asarray(got, dtype=np.float64)
+        w = np.asarray(want, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return g.shape == w.shape and bool(np.allclose(g, w, rtol=RTOL, atol=ATOL, equal_nan=True))
+
+
+def changed(before, after):
+    """Whether an argument was changed in place (``before`` is a deep copy taken before the call)."""
+    if isinstance(before, np.ndarray):
+        return not (isinstance(after, np.ndarray) and before.shape == after.shape
+                    and np.array_equal(before, after, equal_nan=before.dtype.kind in "fc"))
+    if isinstance(before, (tuple, list)):
+        return len(before) != len(after) or any(changed(b, a) for b, a in zip(before, after))
+    if isinstance(before, dict):
+        return before.keys() != after.keys() or any(changed(before[k], after[k]) for k in before)
+    return False
+
+
+def call(function, args, kwargs):
+    """(result or ``("__raises__", name, exception)``, whether an argument changed)."""
+    args, kwargs = decode(args), decode(kwargs)
+    args = tuple(args) if isinstance(args, (list, tuple)) else (args,)
+    before = copy.deepcopy((args, kwargs))
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            out = function(*args, **kwargs)
+    except Exception as exc:      # the student's code raising is a result to report, not a crash
+        return ("__raises__", type(exc).__name__, exc), changed(before, (args, kwargs)), (args, kwargs)
+    return out, changed(before, (args, kwargs)), (args, kwargs)
+
+
+def _shapes(parameters, args, kwargs):
+    parts = []
+    for name, value in [*zip(parameters, args), *kwargs.items()]:
+        if isinstance(value, np.ndarray):
+            parts.append(f"{name} of shape {value.shape} ({value.dtype})")
+        elif callable(value):
+            parts.append(f"{name} a function")
+        else:
+            parts.append(f"{name} = {value!r}")
+    return ", ".join(parts)
+
+
+def _short(value, limit=300):
+    text = np.array2string(value, precision=6, threshold=20) if isinstance(value, np.ndarray) else repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def diagnose(function, name, parameters, probes, right, slips, relation):
+    """``None`` when ``function`` is right on every probe, else one message saying what is wrong.
+
+    ``probes`` are encoded (args, kwargs) pairs, ``right`` the encoded right results, ``slips``
+    the catalogued mistakes the probes tell apart: titles, explanations, encoded results and
+    whether each changed an argument. ``relation`` is the grader's relational probe.
+    """
+    runs = [call(function, a, k) for a, k in probes]
+    right = [decode(r) for r in right]
+    wrong = [i for i, (out, _, _) in enumerate(runs) if not same(out, right[i])]
+    moved = [i for i, (_, was_changed, _) in enumerate(runs) if was_changed]
+    if not wrong and not moved:
+        return None
+    for slip in slips:
+        if all(same(out, decode(r)) and was_changed == c
+               for (out, was_changed, _), r, c in zip(runs, slip["results"], slip["changed"])):
+            named = [f"{t}. {e}" for t, e in zip(slip["titles"], slip["explanations"])]
+            lead = (f"`{name}` gives exactly what a known slip gives on these fixed inputs:"
+                    if len(named) == 1 else
+                    f"`{name}` gives exactly what each of these known slips gives on these fixed inputs:")
+            return lead + "\n" + "\n".join(f"- {n}" for n in named)
+    if moved:
+        i = moved[0]
+        return (f"`{name}` changed one of its arguments in place (fixed input {i + 1}: "
+                f"{_shapes(parameters, *runs[i][2])}). Work on a copy: the caller still needs its arrays.")
+    i = wrong[0]
+    out, _, (args, kwargs) = runs[i]
+    where = f"fixed input {i + 1} of {len(runs)} ({_shapes(parameters, args, kwargs)})"
+    if raised(out):
+        return f"`{name}` raised {out[1]} on {where}: {out[2]}"
+    found = relation(out, right[i], list(parameters), tuple(args))
+    if found:
+        return f"`{name}` is wrong on {where}. {found}"
+    return (f"`{name}` is wrong on {where}.\n  right result: {_short(right[i])}\n"
+            f"  your result:  {_short(out)}")
