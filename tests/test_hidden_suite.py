@@ -130,3 +130,15 @@ def test_suites_run_side_by_side_in_threads_leave_the_standard_streams_as_they_w
         runs = list(pool.map(lambda seed: _run("softmax", _namespace({"softmax": noisy}), seed), range(8)))
     assert (sys.stdout, sys.stderr) == before
     assert all(r.passed for results in runs for r in results.values())
+
+
+def test_a_mistake_another_test_of_the_function_rules_out_is_not_named():
+    # A 0/1 float mask equals the additive mask (0 and -inf) at T = 1 only: every larger T shows
+    # it is not that mistake, so no test may name it, and the run lists no mistake.
+    def float_mask(T):
+        return np.triu(np.ones((T, T)), 1)
+
+    run = suite_for("causal_mask").run(_namespace({"causal_mask": float_mask}), 0)
+    assert not all(item.passed for item in run.items)
+    assert all("Additive" not in item.message for item in run.items), [i.message for i in run.items]
+    assert run.diagnoses == ()

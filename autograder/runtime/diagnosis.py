@@ -49,6 +49,27 @@ def using_catalogue(catalogue: Catalogue | None) -> Iterator[None]:
         _active_catalogue.reset(token)
 
 
+#: Mistakes some test showed the student did not make: distinguishable from the right answer
+#: on its inputs, and not what the student returned. Set while a suite runs (``recording_ruled_out``).
+_ruled_out: ContextVar[set[str] | None] = ContextVar("ruled_out", default=None)
+
+
+@contextmanager
+def recording_ruled_out() -> Iterator[set[str]]:
+    """Collect, inside the block, the slugs of the mistakes any diagnosis ruled out."""
+    token = _ruled_out.set(set())
+    try:
+        yield _ruled_out.get()
+    finally:
+        _ruled_out.reset(token)
+
+
+def _rule_out(m: Mistake) -> None:
+    ruled = _ruled_out.get()
+    if ruled is not None:
+        ruled.add(m.name)
+
+
 # --------------------------------------------------------------------------
 # structural comparison
 # --------------------------------------------------------------------------
@@ -236,11 +257,15 @@ def diagnose(
         if mutates and know_args:
             if student_mutated and values_match(output, student_output):
                 found.append(m)
+            elif not student_mutated:
+                _rule_out(m)
             continue
         if values_match(output, ref_output):
             continue                      # indistinguishable from a correct answer here
         if values_match(output, student_output):
             found.append(m)
+        else:
+            _rule_out(m)
     return found
 
 

@@ -84,9 +84,9 @@ def rng_for_test(seed: int, test_name: str) -> np.random.Generator:
 
 
 def failure_of(exc: BaseException) -> tuple[str, tuple[Diagnosis, ...]]:
-    """What a failed test tells the student, and the mistakes it matched."""
+    """What a failed test tells the student (without the named mistakes), and the mistakes it matched."""
     if isinstance(exc, Feedback):
-        return str(exc), tuple(Diagnosis(d.name, d.function, d.title, d.explanation) for d in exc.diagnoses)
+        return exc.base, tuple(Diagnosis(d.name, d.function, d.title, d.explanation) for d in exc.diagnoses)
     if isinstance(exc, XFailed):
         return f"the test was marked as an expected failure ({exc.msg or 'no reason given'}), so it earns nothing.", ()
     if isinstance(exc, Skipped):
@@ -243,13 +243,13 @@ class HiddenSuite:
             return self._run(student, seed)
 
     def _run(self, student: Any, seed: int) -> SuiteRun:
-        from autograder.runtime.diagnosis import using_catalogue
+        from autograder.runtime.diagnosis import feedback_for, recording_ruled_out, using_catalogue
 
         wanted = {(q, t) for q, tests in self.items.items() for t, _ in tests}
         verdicts: dict[tuple[str, str], tuple[bool, str, tuple[Diagnosis, ...]]] = {}
         stopped = ""
         reset_diagnosis_memo()
-        with using_catalogue(self.catalogue):
+        with using_catalogue(self.catalogue), recording_ruled_out() as ruled_out:
             for case in self.cases:
                 if (case.question, case.name) not in wanted:
                     continue
@@ -276,6 +276,10 @@ class HiddenSuite:
         for question, tests in self.items.items():
             for test, points in tests:
                 passed, message, found = verdicts.get((question, test), (False, "Not run.", ()))
+                # One verdict per function: a mistake another test of it ruled out is not named.
+                found = tuple(d for d in found if d.slug not in ruled_out)
+                if found:
+                    message += "\n\n" + feedback_for(list(found))
                 for d in found:
                     diagnoses.setdefault(d.slug, d)
                 items.append(ItemOutcome(question, test, points, passed, message, tuple(d.slug for d in found)))

@@ -28,8 +28,10 @@ class Feedback(AssertionError):
     """
 
     def __init__(self, message: str, diagnoses: tuple = ()):
-        super().__init__(message)
+        from autograder.runtime.diagnosis import feedback_for
+        self.base = message
         self.diagnoses = tuple(diagnoses)
+        super().__init__(message + ("\n\n" + feedback_for(list(diagnoses)) if diagnoses else ""))
 
     @property
     def mistakes(self) -> tuple[str, ...]:
@@ -116,9 +118,9 @@ def call(student: Any, name: str, *args: Any) -> Any:
         ):
             message = (f"`{name}` changed its input {code(param)} in place. Work on a copy "
                        "(for example `x = x - x.max(...)` rather than `x -= ...`).")
-            from autograder.runtime.diagnosis import diagnose, feedback_for
+            from autograder.runtime.diagnosis import diagnose
             mistakes = diagnose(name, lambda: args, output, student_args_after=given)
-            raise Feedback(message + ("\n\n" + feedback_for(mistakes) if mistakes else ""), tuple(mistakes))
+            raise Feedback(message, tuple(mistakes))
     return output
 
 
@@ -178,15 +180,13 @@ def expect(verdict: Verdict, *, function: str | None = None,
     message = verdict.message
     mistakes = []
     if function is not None and make_args is not None:
-        from autograder.runtime.diagnosis import diagnose, feedback_for
+        from autograder.runtime.diagnosis import diagnose
         if function in _diagnosis_memo and _input_size(make_args()) > _MEMO_ABOVE:
             mistakes = _diagnosis_memo[function]
         else:
             mistakes = diagnose(function, make_args, output)
             _diagnosis_memo[function] = mistakes
-        if mistakes:
-            message += "\n\n" + feedback_for(mistakes)
-        else:
+        if not mistakes:
             from autograder.runtime.diagnosis import relation_feedback
             related = relation_feedback(function, make_args, output)
             if related:

@@ -1,0 +1,62 @@
+import numpy as np
+
+B, T, C, V = 2, 5, 8, 12
+
+
+def sequence_log_prob(cond_probs):
+    p = np.asarray(cond_probs, dtype=np.float64)
+    return float(np.sum(np.log(p)))
+
+
+def perplexity(token_probs):
+    p = np.asarray(token_probs, dtype=np.float64)
+    return float(np.exp(-np.mean(np.log(p))))
+
+
+def perplexity_from_loss(mean_nll):
+    return float(np.exp(mean_nll))
+
+
+def masked_cross_entropy(logits, targets, mask):
+    logits = np.asarray(logits, dtype=np.float64)
+    Vv = logits.shape[-1]
+    flat = logits.reshape(-1, Vv)
+    m = np.asarray(mask).astype(bool).reshape(-1)
+    M = int(m.sum())
+    dlogits = np.zeros(flat.shape, dtype=np.float64)
+    if M == 0:
+        return 0.0, dlogits.reshape(logits.shape)
+    t = np.asarray(targets).reshape(-1)[m].astype(np.int64)
+    rows = flat[m]
+    z = rows - rows.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(z).sum(axis=1))
+    logp = z - lse[:, None]
+    loss = float(-logp[np.arange(M), t].sum() / M)
+    g = np.exp(logp)
+    g[np.arange(M), t] -= 1.0
+    dlogits[m] = g / M
+    return loss, dlogits.reshape(logits.shape)
+
+
+def tied_lm_head(hidden, E):
+    return hidden @ E.T
+
+
+def greedy_next_token(h_last, W_head):
+    return int(np.max(h_last @ W_head))
+
+
+def causal_mask(T):
+    return np.triu(np.ones((T, T), dtype=bool), k=1)
+
+
+def gpt_param_count(vocab_size, block_size, n_embd, n_layer, ffn_dim, tied=True):
+    V, Tn, d, L, f = int(vocab_size), int(block_size), int(n_embd), int(n_layer), int(ffn_dim)
+    emb = (V + Tn) * d
+    attn = L * (4 * d * d + 4 * d)
+    ffn = L * (2 * d * f + f + d)
+    ln = L * 4 * d
+    head = 0 if tied else V * d
+    total = emb + attn + ffn + ln + head
+    return {"embeddings": int(emb), "attention": int(attn), "ffn": int(ffn),
+            "layernorm": int(ln), "lm_head": int(head), "total": int(total)}

@@ -1,0 +1,73 @@
+import numpy as np
+from typing import Callable
+
+
+def next_token_batch(data: np.ndarray, ix, block_size: int) -> tuple[np.ndarray, np.ndarray]:
+    T = int(block_size)
+    xb = np.stack([data[int(i):int(i) + T] for i in ix])
+    yb = np.stack([data[int(i) + 1:int(i) + T + 1] for i in ix])
+    return xb.astype(data.dtype, copy=False), yb.astype(data.dtype, copy=False)
+
+
+def lm_head(hidden, W_head, b_head):
+    Bn, Tn, Cn = hidden.shape
+    out = hidden.reshape(-1, Cn) @ W_head + b_head
+    return out.reshape(Tn, Bn, -1).swapaxes(0, 1)
+
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    x = np.asarray(x)
+    if not np.issubdtype(x.dtype, np.floating):
+        x = x.astype(np.float64)
+    z = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def cross_entropy_loss(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
+    logits = np.asarray(logits, dtype=np.float64)
+    shape = logits.shape
+    V = shape[-1]
+    flat = logits.reshape(-1, V)
+    y = np.asarray(targets).reshape(-1)
+    N = flat.shape[0]
+    z = flat - flat.max(axis=1, keepdims=True)
+    logsumexp = np.log(np.exp(z).sum(axis=1))
+    logp_target = z[np.arange(N), y] - logsumexp
+    loss = float(-logp_target.mean())
+    probs = np.exp(z - logsumexp[:, None])
+    probs[np.arange(N), y] -= 1.0
+    dlogits = (probs / N).reshape(shape)
+    return loss, dlogits
+
+
+def lm_head_backward(hidden, W_head, dlogits):
+    C = hidden.shape[-1]
+    V = dlogits.shape[-1]
+    h = hidden.reshape(-1, C)
+    d = dlogits.reshape(-1, V)
+    dW_head = h.T @ d
+    db_head = d.sum(axis=0)
+    dhidden = (d @ W_head.T).reshape(hidden.shape)
+    return dW_head, db_head, dhidden
+
+
+def numerical_gradient(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    grad = np.zeros(x.shape, dtype=np.float64)
+    it = np.nditer(x, flags=["multi_index"])
+    for _ in it:
+        idx = it.multi_index
+        old = x[idx]
+        x[idx] = old + eps
+        fp = f(x)
+        x[idx] = old - eps
+        fm = f(x)
+        x[idx] = old
+        grad[idx] = (fp - fm) / (2 * eps)
+    return grad
+
+
+def max_rel_err(a: np.ndarray, n: np.ndarray) -> float:
+    a = np.asarray(a, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    return float(np.max(np.abs(a - n) / (np.maximum(np.abs(a), np.abs(n)) + 1e-12)))
