@@ -140,13 +140,16 @@ INPUTS: dict[str, dict[str, MakeArgs]] = {
         "large-offset": lambda: (np.random.default_rng(7).normal(size=(2, 3, 6)) * 3 + 1e4, -1),
         "2d-axis-0": lambda: (np.random.default_rng(8).normal(size=(4, 6)), 0),
         "2d-default-axis": lambda: (np.random.default_rng(9).normal(size=(3, 7)),),
-        "rows-far-apart": lambda: (np.random.default_rng(10).normal(size=(3, 6)) + np.array([[800.0], [0.0], [-800.0]]), -1),
+        "rows-far-apart": lambda: (np.random.default_rng(10).normal(size=(3, 6)) + np.array([[400.0], [0.0], [-400.0]]), -1),
+        "wide-rows": lambda: (np.random.default_rng(11).uniform(-400.0, 400.0, size=(3, 6)), -1),
     },
     "cross_entropy_loss": {
         "small": _logits_and_targets((2, 3, 5), 31),
         "int32-targets": _logits_and_targets((3, 4, 7), 32, target_dtype=np.int32),
         "large-offset": _logits_and_targets((2, 4, 6), 33, offset=1e4, scale=2.0),
         "one-sequence": _logits_and_targets((1, 6, 4), 34),
+        "rows-far-apart": lambda: (np.random.default_rng(35).normal(size=(2, 2, 5)) + np.array([[[400.0], [0.0]], [[-400.0], [100.0]]]),
+                                   np.random.default_rng(36).integers(0, 5, size=(2, 2))),
     },
     "lm_head_backward": {
         "small": _backward(2, 3, 4, 5, 41),
@@ -181,6 +184,11 @@ INPUTS: dict[str, dict[str, MakeArgs]] = {
                                           pad_id=-100, int_mask=True),
         "all-scored": _masked((2, 2, 4), 63, [[1, 1], [1, 1]]),
         "empty": _masked((2, 2, 4), 64, [[0, 0], [0, 0]]),
+        "large-offset": lambda: (_masked((2, 3, 5), 65, [[1, 1, 0], [1, 1, 1]])()[0] + 1e4,
+                                 *_masked((2, 3, 5), 65, [[1, 1, 0], [1, 1, 1]])()[1:]),
+        "rows-far-apart": lambda: (_masked((2, 2, 5), 66, [[1, 1], [1, 0]])()[0]
+                                   + np.array([[[400.0], [0.0]], [[-400.0], [9.0]]]),
+                                   *_masked((2, 2, 5), 66, [[1, 1], [1, 0]])()[1:]),
     },
     "tied_lm_head": {
         "rectangular": lambda: (np.random.default_rng(71).normal(size=(2, 3, 4)),
@@ -351,8 +359,29 @@ def test_diagnose_recognizes_mistake(slug):
             assert slug not in diagnoses[label], f"{slug} named on {label} from a non-finite result alone"
             continue
         assert slug in diagnoses[label], f"{slug} not recognized on {label}: {diagnoses[label]}"
-    assert any(names == [slug] for names in diagnoses.values()), \
+    assert any(set(names) - _ruled_out_beside(m) == {slug} for names in diagnoses.values()), \
         f"{slug} is never told apart from other mistakes: {diagnoses}"
+
+
+def _ruled_out_beside(m) -> set[str]:
+    """Mistakes a student who made ``m`` would have ruled out in a whole suite: on some input set
+    ``m`` gives the right result (that test passes) while they do not."""
+    reference = getattr(solutions, m.function)
+    quiet = set(INPUTS[m.function]) - set(_exposing_sets(m))
+    ruled = set()
+    for other in MISTAKES.values():
+        if other.function != m.function or other is m:
+            continue
+        for label in quiet:
+            make = INPUTS[m.function][label]
+            try:
+                theirs = _run(other.implementation, make)
+            except Exception:
+                continue
+            if not _same(theirs, _run(reference, make)):
+                ruled.add(other.name)
+                break
+    return ruled
 
 
 @pytest.mark.parametrize("function,label", FUNCTION_SETS)

@@ -59,3 +59,53 @@ def test_tuples_are_compared_part_by_part_and_unrelated_results_say_nothing():
     # Right values of another dtype: the failure is the dtype, and no relation is claimed.
     ints = np.arange(6).reshape(2, 3)
     assert relation(ints.astype(float), ints, PARAMS, ARGS) is None
+
+
+def test_regions_rows_normalisation_and_mask_counts():
+    right = RNG.standard_normal((2, 3, 5))
+    mask = np.array([[True, True, False], [True, False, False]])
+    leak = right.copy()
+    right_masked = right * mask[..., None]
+    leak[~mask] += 0.3
+    said = relation(leak, right_masked, ["logits", "targets", "mask"], (LOGITS, TARGETS, mask))
+    assert "not 0 where `mask` is False" in said
+    # Three kept positions: a gradient divided by 6 (all positions) instead of 3 (the kept ones).
+    said = relation(right_masked / 2, right_masked, ["logits", "targets", "mask"], (LOGITS, TARGETS, mask))
+    assert "2 times too small" in said
+    said = relation(right * 3 / 6, right, ["logits", "targets", "mask"], (LOGITS, TARGETS, mask))
+    assert "3/6" in said or "2 times too small" in said
+    rows = right.reshape(6, 5)[[3, 4, 5, 0, 1, 2]].reshape(2, 3, 5)
+    assert "right rows along the last axis, but at other positions" in relation(rows, right, PARAMS, ARGS)
+    probs = np.exp(right) / np.exp(right).sum(axis=-1, keepdims=True)
+    whole = np.exp(right) / np.exp(right).sum()
+    assert "sums to 1 over the whole array" in relation(whole, probs, PARAMS, ARGS)
+    first = right.copy()
+    first[:, -1] *= 1.7
+    assert "wrong only at index 2 of axis 1" in relation(first, right, PARAMS, ARGS)
+    # Unrelated noise claims nothing.
+    assert relation(RNG.standard_normal((2, 3, 5)), right, PARAMS, ARGS) is None
+
+
+def test_a_log_base_inside_an_exponent_and_a_transposed_operand():
+    from autograder.runtime.relations import operand_relation
+    assert "raised to the power 0.4343" in relation(2.3 ** (1 / math.log(10)), 2.3, PARAMS, ARGS)
+    hidden, W = RNG.standard_normal((2, 3, 4)), RNG.standard_normal((4, 4))
+
+    def head(h, w):
+        return h @ w
+    said = operand_relation(hidden @ W.T, head, ["hidden", "W_head"], (hidden, W))
+    assert "`W_head` transposed" in said
+    W_rect = RNG.standard_normal((4, 6))
+    said = operand_relation(hidden @ W_rect.reshape(6, 4).T, head, ["hidden", "W_head"], (hidden, W_rect))
+    assert "reshape where a transpose was meant" in said
+    assert operand_relation(hidden @ W_rect * 2, head, ["hidden", "W_head"], (hidden, W_rect)) is None
+
+
+def test_a_transposed_operand_is_never_claimed_for_an_id():
+    from autograder.runtime.relations import operand_relation
+    h, W = RNG.standard_normal(4), RNG.standard_normal((4, 4))
+
+    def greedy(h_last, W_head):
+        return int(np.argmax(h_last @ W_head))
+    # Whatever W's transpose gives, an id equal to it by chance is no evidence.
+    assert operand_relation(greedy(h, W.T), greedy, ["h_last", "W_head"], (h, W)) is None

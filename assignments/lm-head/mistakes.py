@@ -138,6 +138,22 @@ def softmax_global_max(x: np.ndarray, axis: int = -1) -> np.ndarray:
 
 @mistake(
     function="softmax",
+    title="Minimum subtracted",
+    explanation="""You shifted each row by its minimum instead of its maximum. The shift is
+    there to keep every exponent at most 0; after subtracting the minimum the largest exponent
+    is the row's spread (max - min), and a row whose scores span more than about 700 overflows
+    to inf, giving inf/inf = nan.""",
+    non_finite=True,
+)
+def softmax_minimum_subtracted(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """exp(x - min(x, axis)) / sum."""
+    lowest = x.min(axis=axis, keepdims=True)
+    weights = np.exp(x - lowest)
+    return weights / weights.sum(axis=axis, keepdims=True)
+
+
+@mistake(
+    function="softmax",
     title="Softmax over the wrong axis",
     explanation="""Your probabilities are normalized along the first axis instead of the axis
     you were asked for. Each distribution must sum to 1 along `axis` (for logits, over the
@@ -265,6 +281,24 @@ def loss_without_max_subtraction(logits: np.ndarray, targets: np.ndarray) -> tup
     """Softmax computed as exp(x) / sum(exp(x)) with no shift."""
     flat, tgt = _flat_rows(logits, targets)
     e = np.exp(flat)
+    probs = e / e.sum(axis=1, keepdims=True)
+    loss = float(-np.mean(np.log(probs[np.arange(len(tgt)), tgt])))
+    return loss, _softmax_minus_onehot(probs, tgt, len(tgt)).reshape(logits.shape)
+
+
+@mistake(
+    function="cross_entropy_loss",
+    title="One maximum for the whole batch",
+    explanation="""You subtracted the largest logit of the whole batch instead of each row's own
+    maximum. When positions sit far apart (one row's logits near 1000, another's near 0) every
+    exponent of the low rows underflows to 0, and their log-probabilities become log 0. Take the
+    maximum of each row (along the vocabulary axis, with `keepdims=True`).""",
+    non_finite=True,
+)
+def loss_global_max(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
+    """Softmax shifted by one maximum over the whole batch."""
+    flat, tgt = _flat_rows(logits, targets)
+    e = np.exp(flat - flat.max())
     probs = e / e.sum(axis=1, keepdims=True)
     loss = float(-np.mean(np.log(probs[np.arange(len(tgt)), tgt])))
     return loss, _softmax_minus_onehot(probs, tgt, len(tgt)).reshape(logits.shape)
@@ -506,6 +540,28 @@ def perturbs_a_reshaped_copy(f: Callable[[np.ndarray], float], x: np.ndarray, ep
 
 @mistake(
     function="numerical_gradient",
+    title="Perturbed a copy of x",
+    explanation="""Your gradient is 0 everywhere: the entries you nudged belong to a copy of `x`
+    (`x.flatten()`, `x.copy()`, `np.array(x)`), while `f` is evaluated on `x` itself, which
+    never changes. Nudge `x` in place, entry by entry, and put each entry back afterwards.""",
+)
+def perturbs_a_copy(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central differences on ``x.flatten()`` while ``f`` sees ``x``: all zeros."""
+    flat = x.flatten()
+    grad = np.zeros(x.size)
+    for i in range(x.size):
+        old = flat[i]
+        flat[i] = old + eps
+        plus = f(x)
+        flat[i] = old - eps
+        minus = f(x)
+        flat[i] = old
+        grad[i] = (plus - minus) / (2 * eps)
+    return grad.reshape(x.shape)
+
+
+@mistake(
+    function="numerical_gradient",
     title="Forward differences",
     explanation="""Your numerical gradient uses a one-sided difference, whose error shrinks
     only in proportion to eps. The centered difference, evaluating on both sides of x,
@@ -598,6 +654,21 @@ def rel_err_without_guard(a: np.ndarray, n: np.ndarray) -> float:
     a = np.asarray(a, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     return float(np.max(np.abs(a - n) / np.maximum(np.abs(a), np.abs(n))))
+
+
+@mistake(
+    function="max_rel_err",
+    title="One magnitude for every entry",
+    explanation="""You divided every entry's difference by one number, the largest magnitude in
+    either gradient, instead of by each entry's own max(|a|, |n|). The relative error of a small
+    entry then shrinks to almost nothing, and a wrong small gradient passes the check. Divide
+    elementwise, then take the maximum.""",
+)
+def rel_err_one_denominator(a: np.ndarray, n: np.ndarray) -> float:
+    """max |a - n| / (max(max |a|, max |n|) + 1e-12)."""
+    a = np.asarray(a, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    return float(np.max(np.abs(a - n)) / (max(np.max(np.abs(a)), np.max(np.abs(n))) + 1e-12))
 
 
 @mistake(

@@ -66,6 +66,9 @@ def probes(sizes: dict, public_seed: int) -> dict:
     logits = rounded(2, 3, 4, scale=2.0)
     targets = np.array([[0, 3, 1], [2, 2, 0]])
     far_apart = np.array([[[1000.0, 1001.0, 998.0, 1000.5], [0.0, 1.0, -2.0, 0.5], [3.0, 3.0, 3.0, 3.0]]])
+    # Rows 800 apart and a row spanning 800: one maximum for all rows, or each row's minimum,
+    # underflows or overflows there, while exp of the raw scores still fits in float64.
+    spread = np.array([[400.0, -400.0, 0.0, 10.0], [400.0, 399.0, 398.0, 397.0], [-400.0, -401.0, -399.0, -398.5]])
     # numerical_gradient on a cubic: forward differences and a missing 1/2 differ there.
     cubic = PublicCallable("lambda x: float(np.sum(x ** 3) + np.sum(x[..., :1]))")
     x_f = np.asfortranarray(rounded(3, 2))
@@ -75,8 +78,9 @@ def probes(sizes: dict, public_seed: int) -> dict:
         "next_token_batch": [Probe.of(data, np.array([3, 0, 11]), 4)],
         "lm_head": [Probe.of(rounded(2, 3, 4), rounded(4, 5), rounded(5))],
         "softmax": [Probe.of(rounded(2, 3, 4, scale=2.0)), Probe.of(rounded(3, 2, 4), axis=0),
-                    Probe.of(far_apart[0])],
-        "cross_entropy_loss": [Probe.of(logits, targets), Probe.of(far_apart, np.array([[1, 2, 0]]))],
+                    Probe.of(far_apart[0]), Probe.of(spread)],
+        "cross_entropy_loss": [Probe.of(logits, targets), Probe.of(far_apart, np.array([[1, 2, 0]])),
+                               Probe.of(spread[None], np.array([[0, 0, 3]]))],
         "lm_head_backward": [Probe.of(rounded(2, 3, 4), rounded(4, 5), rounded(2, 3, 5, scale=0.1))],
         "numerical_gradient": [Probe.of(cubic, x_f, 1e-3)],
         "max_rel_err": [Probe.of(a, n), Probe.of(n, a)],

@@ -101,6 +101,22 @@ def perplexity_exp_of_sum(token_probs) -> float:
 
 @mistake(
     function="perplexity",
+    title="Product of probabilities raised to -1/N",
+    explanation="""You multiplied the probabilities and took the N-th root of the product. That
+    is the right formula on paper, but the product of many probabilities underflows to 0 in
+    float64 (a few hundred tokens at p = 0.01 are enough), and 0 ** (-1/N) is inf. Average the
+    log-probabilities instead and exponentiate at the end.""",
+    non_finite=True,
+)
+def perplexity_product_root(token_probs) -> float:
+    """prod(p) ** (-1/N)."""
+    p = _probs(token_probs)
+    with np.errstate(all="ignore"):
+        return float(np.prod(p) ** (-1.0 / p.size))
+
+
+@mistake(
+    function="perplexity",
     title="Perplexity as 1/mean(p)",
     explanation="""You took the reciprocal of the arithmetic mean of the probabilities.
     Perplexity is the reciprocal of their geometric mean, which punishes a single very
@@ -267,6 +283,54 @@ def masked_mean_of_row_means(
     weights = keep.reshape(B, T) / (B * np.maximum(per_row, 1)[:, None])   # (B, T)
     loss = float((nll.reshape(B, T) * weights).sum())
     return loss, (g.reshape(B, T, V) * weights[:, :, None])
+
+
+@mistake(
+    function="masked_cross_entropy",
+    title="No max subtraction",
+    explanation="""Your loss overflows to nan or inf for large logits: `exp` of scores in the
+    thousands is infinite in float64. Shifting each row by its own maximum leaves the
+    probabilities unchanged and keeps every exponent at most 0.""",
+    non_finite=True,
+)
+def masked_without_max_subtraction(
+    logits: np.ndarray, targets: np.ndarray, mask: np.ndarray
+) -> tuple[float, np.ndarray]:
+    """The reference's pieces with exp(x) / sum(exp(x)) and no shift."""
+    return _masked_with_shift(logits, targets, mask, lambda flat: 0.0)
+
+
+@mistake(
+    function="masked_cross_entropy",
+    title="One maximum for the whole batch",
+    explanation="""You subtracted the largest logit of the whole batch instead of each row's own
+    maximum. When positions sit far apart (one row's logits near 1000, another's near 0) every
+    exponent of the low rows underflows to 0 and their log-probabilities become log 0. Take the
+    maximum of each row, with `keepdims=True`.""",
+    non_finite=True,
+)
+def masked_global_max(
+    logits: np.ndarray, targets: np.ndarray, mask: np.ndarray
+) -> tuple[float, np.ndarray]:
+    """The reference's pieces with one maximum over every logit."""
+    return _masked_with_shift(logits, targets, mask, lambda flat: flat.max())
+
+
+def _masked_with_shift(logits: np.ndarray, targets: np.ndarray, mask: np.ndarray, shift) -> tuple[float, np.ndarray]:
+    """Masked mean NLL and its gradient with softmax ``exp(x - shift(x)) / sum``, guarded for M = 0."""
+    B, T, V = logits.shape
+    N = B * T
+    keep = np.asarray(mask).astype(bool).reshape(N)
+    tgt = np.where(keep, np.asarray(targets).reshape(N), 0)
+    flat = np.asarray(logits, dtype=np.float64).reshape(N, V)
+    with np.errstate(all="ignore"):
+        e = np.exp(flat - shift(flat))
+        probs = e / e.sum(axis=1, keepdims=True)
+        nll = -np.log(probs[np.arange(N), tgt])
+        M = int(keep.sum())
+        g = probs.copy()
+        g[np.arange(N), tgt] -= 1.0
+        return (float(nll[keep].sum() / M) if M else 0.0), (g * keep[:, None] / max(M, 1)).reshape(B, T, V)
 
 
 @mistake(
@@ -539,9 +603,10 @@ def ffn_biases_dropped(
 @mistake(
     function="gpt_param_count",
     title="One LayerNorm per block",
-    explanation="""You counted one LayerNorm per block. Each block normalizes twice, around
-    the attention and around the FFN, and each affine LayerNorm has a gain and a bias of
-    width d.""",
+    explanation="""Your LayerNorm count is 2d per block where 4d is due: either you counted one
+    LayerNorm per block, or each LayerNorm with its gain only. Each block normalizes twice,
+    around the attention and around the FFN, and each affine LayerNorm has a gain and a bias,
+    each of width d.""",
 )
 def one_layernorm_per_block(
     vocab_size: int, block_size: int, n_embd: int, n_layer: int, ffn_dim: int, tied: bool = True

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from autograder.runtime.relations import parameters_of, relation
+from autograder.runtime.relations import operand_relation, operand_variants, parameters_of, relation
 from autograder.runtime.fingerprint import ResultCache, fingerprint
 from autograder.runtime.catalogue import Catalogue, Mistake
 from autograder.runtime.tolerances import VALUE_ATOL, VALUE_RTOL
@@ -52,16 +52,53 @@ def using_catalogue(catalogue: Catalogue | None) -> Iterator[None]:
 #: Mistakes some test showed the student did not make: distinguishable from the right answer
 #: on its inputs, and not what the student returned. Set while a suite runs (``recording_ruled_out``).
 _ruled_out: ContextVar[set[str] | None] = ContextVar("ruled_out", default=None)
+#: The inputs of the checks each function passed, by function: a mistake that gives another
+#: result than the reference on them is one the student did not make.
+_passed: ContextVar[dict[str, list[tuple[Callable[[], tuple], Any]]] | None] = ContextVar("passed", default=None)
 
 
 @contextmanager
 def recording_ruled_out() -> Iterator[set[str]]:
     """Collect, inside the block, the slugs of the mistakes any diagnosis ruled out."""
     token = _ruled_out.set(set())
+    passed_token = _passed.set({})
     try:
         yield _ruled_out.get()
     finally:
         _ruled_out.reset(token)
+        _passed.reset(passed_token)
+
+
+def note_passed(function: str, make_args: Callable[[], tuple], output: Any) -> None:
+    """Remember the inputs of a check ``function`` passed, and what the student returned there."""
+    passed = _passed.get()
+    if passed is not None:
+        passed.setdefault(function, []).append((make_args, output))
+
+
+def ruled_out_by_passed_checks(named: list[tuple[str, str]]) -> set[str]:
+    """Of the ``(function, slug)`` mistakes named, those a passed check of the same function rules
+    out: on its inputs the mistake's result differs from the right one and from the student's
+    (a check may look at part of a result only: the whole result is compared here).
+    Run only for the few mistakes named, at the end of a suite."""
+    catalogue, passed = _active_catalogue.get(), _passed.get()
+    if catalogue is None or not passed:
+        return set()
+    ruled = set()
+    for function, slug in named:
+        m = catalogue.mistakes.get(slug)
+        if m is None:
+            continue
+        reference = catalogue.reference(function)
+        for make_args, output in passed.get(function, ()):
+            key = fingerprint(tuple(make_args()))
+            right, run = _run(reference, make_args, key), _run(m.implementation, make_args, key)
+            if right is None or run is None or values_match(run[0], right[0]):
+                continue
+            if not values_match(run[0], output):
+                ruled.add(slug)
+                break
+    return ruled
 
 
 def _rule_out(m: Mistake) -> None:
@@ -279,8 +316,38 @@ def relation_feedback(function: str, make_args: Callable[[], tuple], student_out
     run = _run(reference, make_args, fingerprint(tuple(make_args())))
     if run is None:
         return ""
-    found = relation(student_output, run[0], parameters_of(reference), tuple(make_args()))
+    parameters, args = parameters_of(reference), tuple(make_args())
+    found = relation(student_output, run[0], parameters, args) or operand_relation(
+        student_output, reference, parameters, args)
     return found or ""
+
+
+def transposed_argument_feedback(function: str, call_student: Callable[[tuple], Any], args: tuple) -> str:
+    """After the student's function raised: whether it gives the right result when one matrix
+    argument is passed transposed (it uses that argument the other way round), or ''."""
+    catalogue = _active_catalogue.get()
+    if catalogue is None:
+        return ""
+    reference = catalogue.reference(function)
+    parameters = parameters_of(reference)
+    right = _run(reference, lambda: args)
+    if right is None:
+        return ""
+    for index, changed, what in operand_variants(parameters, args):
+        if changed.shape == args[index].shape:
+            continue                     # only a change of shape can turn an error into a result
+        variant = list(args)
+        variant[index] = changed
+        try:
+            with _quiet():
+                out = call_student(tuple(variant))
+        except Exception:                # still an error: not this
+            continue
+        if values_match(out, right[0]):
+            return (f"`{function}` gives the right result when it is given {what}: it uses "
+                    f"`{parameters[index]}` the other way round. Look at the shape `{parameters[index]}` "
+                    f"has and the one your code assumes.")
+    return ""
 
 
 def feedback_for(mistakes: list[Mistake]) -> str:

@@ -243,7 +243,8 @@ class HiddenSuite:
             return self._run(student, seed)
 
     def _run(self, student: Any, seed: int) -> SuiteRun:
-        from autograder.runtime.diagnosis import feedback_for, recording_ruled_out, using_catalogue
+        from autograder.runtime.diagnosis import (feedback_for, recording_ruled_out, ruled_out_by_passed_checks,
+                                                   using_catalogue)
 
         wanted = {(q, t) for q, tests in self.items.items() for t, _ in tests}
         verdicts: dict[tuple[str, str], tuple[bool, str, tuple[Diagnosis, ...]]] = {}
@@ -272,6 +273,8 @@ class HiddenSuite:
                     verdicts[case.question, case.name] = (False, f"the test stopped the suite: {exc.msg}", ())
                 except BaseException as exc:   # feedback, pytest's outcomes, or an error the test did not handle
                     verdicts[case.question, case.name] = (False, *failure_of(exc))
+            named = {(d.function, d.slug) for _, _, found in verdicts.values() for d in found}
+            ruled_out |= ruled_out_by_passed_checks(sorted(named - {(f, s) for f, s in named if s in ruled_out}))
         items, diagnoses = [], {}
         for question, tests in self.items.items():
             for test, points in tests:

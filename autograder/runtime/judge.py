@@ -108,9 +108,10 @@ def call(student: Any, name: str, *args: Any) -> Any:
             given = copy.deepcopy(args)
             output = fn(*given)
     except StudentCallFailed as exc:
-        raise Feedback(str(exc)) from None
+        raise Feedback(str(exc) + _transposed_hint(fn, isolated, name, args)) from None
     except Exception as exc:  # the student's error, reported as feedback
-        raise Feedback(f"`{name}` raised {code(f'{type(exc).__name__}: {exc}')}") from None
+        raise Feedback(f"`{name}` raised {code(f'{type(exc).__name__}: {exc}')}"
+                       + _transposed_hint(fn, isolated, name, args)) from None
     for param, before, after in zip(_param_names(fn, len(args)), args, given):
         if isinstance(before, np.ndarray) and after is not before and not (
             isinstance(after, np.ndarray) and after.shape == before.shape
@@ -122,6 +123,19 @@ def call(student: Any, name: str, *args: Any) -> Any:
             mistakes = diagnose(name, lambda: args, output, student_args_after=given)
             raise Feedback(message, tuple(mistakes))
     return output
+
+
+def _transposed_hint(fn: Callable, isolated: Callable | None, name: str, args: tuple) -> str:
+    """After the student's function raised on ``args``: '' or a paragraph saying it works with one
+    matrix argument transposed (a missing or extra transpose that broke a matrix product)."""
+    from autograder.runtime.diagnosis import transposed_argument_feedback
+
+    def call_student(variant: tuple) -> Any:
+        if isolated is not None:
+            return isolated(*variant)[0]
+        return fn(*copy.deepcopy(variant))
+    found = transposed_argument_feedback(name, call_student, args)
+    return "\n\n" + found if found else ""
 
 
 def apply_changes(args: Sequence[Any], changed: dict[int, Any], *, into_copies: bool = False) -> tuple:
@@ -176,6 +190,9 @@ def expect(verdict: Verdict, *, function: str | None = None,
     """
     if verdict.ok:
         record_evidence()
+        if function is not None and make_args is not None:
+            from autograder.runtime.diagnosis import note_passed
+            note_passed(function, make_args, output)
         return
     message = verdict.message
     mistakes = []

@@ -36,6 +36,8 @@ def _sizes(parameters: list[str], args: tuple) -> list[tuple[int, str]]:
     for name, arg in zip(parameters, args):
         if not isinstance(arg, np.ndarray) or arg.ndim == 0:
             continue
+        if arg.dtype.kind == "b" and arg.any():
+            found.append((int(arg.sum()), f"the number of True entries of `{name}`, the positions it keeps"))
         shape = arg.shape
         for start, stop in itertools.combinations(range(len(shape) + 1), 2):
             dims = shape[start:stop]
@@ -73,14 +75,19 @@ def _factor_phrase(c: float, sizes: list[tuple[int, str]], one_value: bool = Fal
                 return None
             return (f"is exactly {k} times too {larger}{sign}"
                     + (f" ({k} = {where})" if where else ""))
+    for (a, what_a), (b, what_b) in itertools.permutations(sizes, 2):
+        if a != b and abs(c - a / b) < 1e-6 * abs(c):
+            return (f"is the right result times {a}/{b} ({a} = {what_a}; {b} = {what_b}): "
+                    f"divided by {b} where {a} was due, or the reverse")
     if one_value:
         return None
     return f"is the right result times one constant factor ({c:.4g}) at every entry"
 
 
-def _array_relation(s: np.ndarray, r: np.ndarray, sizes: list[tuple[int, str]]) -> str | None:
-    # A relation needs several entries to be evidence (one entry is a multiple of any other),
-    # and scaling or offsetting whole numbers such as token ids means nothing.
+def _array_relation(s: np.ndarray, r: np.ndarray, sizes: list[tuple[int, str]],
+                    named: list[tuple[str, Any]] = ()) -> str | None:
+    # A relation needs several entries to be evidence (one entry is a multiple of any other).
+    # Whole numbers such as token ids are only ever moved: scaling or offsetting them means nothing.
     if s.dtype.kind not in "biuf" or r.dtype.kind not in "biuf" or s.size < 4:
         return None
     s64, r64 = s.astype(np.float64), r.astype(np.float64)
@@ -94,32 +101,111 @@ def _array_relation(s: np.ndarray, r: np.ndarray, sizes: list[tuple[int, str]]) 
         return None
     if _close(s64, r64):
         return None                      # the values are right: what failed is not about them
+    floats = r.dtype.kind == "f"
     if not np.any(s64) and np.any(r64):
         return "is 0 everywhere, where the right values are not"
     norm = float(np.vdot(r64, r64))
-    if norm > 0 and r.dtype.kind == "f":
+    if floats and norm > 0:
         c = float(np.vdot(s64, r64)) / norm
         if abs(c - 1) > 1e-6 and _close(s64, c * r64):
             return _factor_phrase(c, sizes)
     d = s64 - r64
-    if r.dtype.kind == "f" and _close(d, np.full_like(d, d.flat[0])):
+    if floats and _close(d, np.full_like(d, d.flat[0])):
         return "differs from the right values by the same constant everywhere"
-    if r.dtype.kind == "f" and r.ndim >= 2 and _close(d, np.broadcast_to(d[..., :1], d.shape)):
+    if floats and r.ndim >= 2 and _close(d, np.broadcast_to(d[..., :1], d.shape)):
         return ("differs from the right values by a constant along the last axis, a different one at "
                 "each position: something is added to (or left out of) each row as a whole")
     if r.ndim == 2 and r.shape[0] == r.shape[1] and _close(s64, r64.T):
         return "is the transpose of the right result"
-    for axis in range(r.ndim):
-        if r.shape[axis] < 3:
-            continue
-        head = [slice(None)] * r.ndim
-        tail = [slice(None)] * r.ndim
-        head[axis], tail[axis] = slice(1, None), slice(None, -1)
-        if _close(s64[tuple(head)], r64[tuple(tail)]):
-            return f"has the right values moved one place forward along axis {axis}"
-        if _close(s64[tuple(tail)], r64[tuple(head)]):
-            return f"has the right values moved one place back along axis {axis}"
+    return (_shift(s64, r64) or _rows_moved(s64, r64) or (_normalised_elsewhere(s64, r64) if floats else None)
+            or _masked_region(s64, r64, named) or _axis_region(s64, r64))
+
+
+def _shift(s: np.ndarray, r: np.ndarray) -> str | None:
+    """The right values moved one or two places along one axis."""
+    for step, places in ((1, "one place"), (2, "two places")):
+        for axis in range(r.ndim):
+            if r.shape[axis] < step + 2:
+                continue
+            head = [slice(None)] * r.ndim
+            tail = [slice(None)] * r.ndim
+            head[axis], tail[axis] = slice(step, None), slice(None, -step)
+            if _close(s[tuple(head)], r[tuple(tail)]):
+                return f"has the right values moved {places} forward along axis {axis}"
+            if _close(s[tuple(tail)], r[tuple(head)]):
+                return f"has the right values moved {places} back along axis {axis}"
     return None
+
+
+def _rows_moved(s: np.ndarray, r: np.ndarray) -> str | None:
+    """The right rows (along the last axis), each intact, at other positions."""
+    if r.ndim < 2 or r.shape[-1] < 2 or math.prod(r.shape[:-1]) < 2:
+        return None
+    rows_s, rows_r = s.reshape(-1, r.shape[-1]), r.reshape(-1, r.shape[-1])
+
+    def ordered(rows: np.ndarray) -> np.ndarray:
+        return rows[np.lexsort(np.round(rows, 9).T[::-1])]
+    if _close(ordered(rows_s), ordered(rows_r)):
+        return ("has the right rows along the last axis, but at other positions: the leading axes were "
+                "put back in another order than they were flattened in (a reshape where a transpose "
+                "was needed, or the reverse)")
+    return None
+
+
+def _normalised_elsewhere(s: np.ndarray, r: np.ndarray) -> str | None:
+    """Probabilities that sum to 1 over the wrong axis, or over the whole array."""
+    for axis in range(r.ndim):
+        if r.shape[axis] < 2 or not np.allclose(r.sum(axis=axis), 1.0, rtol=_RTOL, atol=1e-9):
+            continue
+        if r.ndim > 1 and np.isclose(s.sum(), 1.0, rtol=_RTOL, atol=1e-9):
+            return f"sums to 1 over the whole array, where each slice along axis {axis} should sum to 1"
+        for other in range(r.ndim):
+            if other != axis and s.shape[other] > 1 and np.allclose(s.sum(axis=other), 1.0, rtol=_RTOL, atol=1e-9):
+                return f"sums to 1 along axis {other}, where it should sum to 1 along axis {axis}"
+    return None
+
+
+def _wrong_entries(s: np.ndarray, r: np.ndarray) -> np.ndarray:
+    return ~np.isclose(s, r, rtol=_RTOL, atol=_ATOL)
+
+
+def _masked_region(s: np.ndarray, r: np.ndarray, named: list[tuple[str, Any]]) -> str | None:
+    """Right wherever a boolean argument is True, wrong only where it is False."""
+    wrong = _wrong_entries(s, r)
+    for name, arg in named:
+        if not (isinstance(arg, np.ndarray) and arg.dtype.kind == "b" and 0 < arg.ndim <= r.ndim
+                and r.shape[:arg.ndim] == arg.shape and arg.any() and not arg.all()):
+            continue
+        bad = wrong.reshape(arg.shape + (-1,)).any(axis=-1)
+        if bad.any() and not bad[arg].any():
+            left_out = r.reshape(arg.shape + (-1,))[~arg]
+            if not np.any(left_out):
+                return (f"is right where `{name}` is True, but not 0 where `{name}` is False: the "
+                        f"positions `{name}` leaves out must get exactly 0")
+            return f"is right where `{name}` is True, and wrong only where `{name}` is False"
+    return None
+
+
+def _axis_region(s: np.ndarray, r: np.ndarray) -> str | None:
+    """Wrong (or right) at one or two indices of one axis only."""
+    wrong = _wrong_entries(s, r)
+    best = None
+    for axis in range(r.ndim):
+        n = r.shape[axis]
+        if n < 3:
+            continue
+        bad = np.flatnonzero(np.moveaxis(wrong, axis, 0).reshape(n, -1).any(axis=1))
+        if 0 < len(bad) <= 2:
+            where = " and ".join(str(i) for i in bad)
+            said = f"is wrong only at index {where} of axis {axis} (of size {n}{', the last index' if bad[-1] == n - 1 else ''})"
+        elif 0 < n - len(bad) <= 2 and len(bad) < n:
+            good = sorted(set(range(n)) - set(bad.tolist()))
+            said = f"is right only at index {' and '.join(map(str, good))} of axis {axis} (of size {n})"
+        else:
+            continue
+        if best is None or len(bad) < best[0]:
+            best = (len(bad), said)
+    return best[1] if best else None
 
 
 def _number_relation(s: Any, r: Any, sizes: list[tuple[int, str]]) -> str | None:
@@ -131,7 +217,13 @@ def _number_relation(s: Any, r: Any, sizes: list[tuple[int, str]]) -> str | None
         return None
     if not (math.isfinite(fs) and math.isfinite(fr)) or fr == 0 or math.isclose(fs, fr, rel_tol=_RTOL, abs_tol=_ATOL):
         return None
-    return _factor_phrase(fs / fr, sizes, one_value=True)
+    found = _factor_phrase(fs / fr, sizes, one_value=True)
+    if found is None and fs > 0 and fr > 0 and abs(math.log(fr)) > 1e-6:
+        power = math.log(fs) / math.log(fr)
+        for factor, meaning in _LOG_FACTORS:
+            if abs(power - factor) < 1e-6 * factor:
+                return f"is the right value raised to the power {factor:.4g}: {meaning}"
+    return found
 
 
 def relation(student: Any, expected: Any, parameters: list[str], args: tuple) -> str | None:
@@ -146,7 +238,7 @@ def relation(student: Any, expected: Any, parameters: list[str], args: tuple) ->
                 return found.replace("Your result", f"Value {index} of the {len(expected)} you returned", 1)
         return None
     if isinstance(expected, np.ndarray) and isinstance(student, np.ndarray) and type(student) is np.ndarray:
-        found = _array_relation(student, expected, sizes)
+        found = _array_relation(student, expected, sizes, list(zip(parameters, args)))
     elif isinstance(expected, (int, float, np.number)) and isinstance(student, (int, float, np.number)) \
             and not isinstance(student, bool):
         found = _number_relation(student, expected, sizes)
@@ -161,3 +253,56 @@ def parameters_of(function: Callable) -> list[str]:
         return list(inspect.signature(function).parameters)
     except (TypeError, ValueError):
         return []
+
+
+def _same_result(a: Any, b: Any) -> bool:
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(map(_same_result, a, b))
+    try:
+        a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return bool(np.isfinite(a64).all()) and _close(a64, b64)
+
+
+def operand_variants(parameters: list[str], args: tuple) -> list[tuple[int, Any, str]]:
+    """Each matrix argument as students mistake it: transposed (its last two axes swapped) and
+    reshaped where a transpose was meant; (index, changed argument, what was done to it)."""
+    found = []
+    for index, (name, arg) in enumerate(zip(parameters, args)):
+        if not isinstance(arg, np.ndarray) or arg.ndim < 2 or arg.dtype.kind != "f":
+            continue
+        rows, cols = arg.shape[-2], arg.shape[-1]
+        swapped = np.swapaxes(arg, -1, -2)
+        found.append((index, swapped, f"`{name}` transposed (its last two axes swapped)"))
+        if rows != cols or arg.ndim > 2:
+            flat = arg.reshape(-1, cols)
+            reordered = flat.reshape(cols, -1).T.reshape(arg.shape)
+            shape = f"({cols}, {flat.shape[0]})"
+            found.append((index, reordered, f"`{name}` reshaped to {shape} and transposed back, which "
+                                            "reorders its entries: a reshape where a transpose was meant "
+                                            "(a reshape keeps the order of the entries, a transpose moves them)"))
+    return found
+
+
+def operand_relation(student: Any, reference: Callable, parameters: list[str], args: tuple) -> str | None:
+    """Whether the student's result is the right computation on one argument transposed, or
+    reshaped where a transpose was meant: the sign of a transpose missing or one too many.
+    Only float arrays of several entries are evidence: an id or a count matches by chance."""
+    parts = student if isinstance(student, (tuple, list)) else (student,)
+    if not any(isinstance(p, np.ndarray) and p.dtype.kind == "f" and p.size >= 4 for p in parts):
+        return None
+    for index, changed, what in operand_variants(parameters, args):
+        if changed.shape != args[index].shape:
+            continue                     # the right computation cannot even take it
+        variant = list(args)
+        variant[index] = changed
+        try:
+            with np.errstate(all="ignore"):
+                out = reference(*variant)
+        except Exception:                # the reference refusing the variant says nothing
+            continue
+        if _same_result(student, out):
+            return (f"Your result is what the right computation gives with {what}: look at how your "
+                    f"code uses `{parameters[index]}`.")
+    return None

@@ -37,9 +37,19 @@ def test_other_axes(student, rng, axis):
 def test_rows_far_apart(student, rng):
     """Each row shifted by its own large amount: subtracting one maximum for the whole
     array underflows every row but the highest."""
-    offsets = rng.uniform(-900.0, 900.0, size=(3, 4, 1))
-    offsets[0, 0, 0], offsets[-1, -1, 0] = 900.0, -900.0
+    offsets = rng.uniform(-400.0, 400.0, size=(3, 4, 1))
+    offsets[0, 0, 0], offsets[-1, -1, 0] = 400.0, -400.0
     args = (offsets + rng.standard_normal((3, 4, 10)) * 2,)
+    out = call(student, "softmax", *args)
+    expect(check_array("probs", out, ref.softmax(*args)), function="softmax",
+           make_args=lambda: args, output=out)
+
+
+@pytest.mark.points(1)
+def test_a_row_spanning_a_wide_range_stays_finite(student, rng):
+    """Scores from -400 to 400 within each row: shifting by the row's minimum overflows."""
+    args = (rng.uniform(-400.0, 400.0, size=(2, 3, 10)),)
+    args[0][..., 0], args[0][..., 1] = 400.0, -400.0
     out = call(student, "softmax", *args)
     expect(check_array("probs", out, ref.softmax(*args)), function="softmax",
            make_args=lambda: args, output=out)

@@ -49,8 +49,8 @@ def test_large_offsets(student, rng):
 @pytest.mark.points(1)
 def test_rows_far_apart(student, rng):
     """Each position's logits shifted by its own large amount (one maximum for all underflows)."""
-    offsets = rng.uniform(-900.0, 900.0, size=(2, 3, 1))
-    offsets[0, 0, 0], offsets[-1, -1, 0] = 900.0, -900.0
+    offsets = rng.uniform(-400.0, 400.0, size=(2, 3, 1))
+    offsets[0, 0, 0], offsets[-1, -1, 0] = 400.0, -400.0
     logits = offsets + rng.standard_normal((2, 3, 12)) * 2
     _check_against_reference(student, (logits, _targets(rng, 2, 3, 12)))
 
