@@ -30,7 +30,12 @@ def test_large_logits(student, rng):
     """Logits in the thousands: the argmax needs no softmax, and one without its max subtraction
     overflows to nan there."""
     h = rng.standard_normal(8)
-    W = rng.standard_normal((8, 40)) * 400.0
+    # Every logit between 1000 and 2950, 50 apart, the largest never at id 0: a softmax without
+    # its max subtraction is inf/inf = nan at every id, and its argmax (id 0) is always wrong.
+    offsets = 1000.0 + 50.0 * rng.permutation(40)
+    if np.argmax(offsets) == 0:
+        offsets[[0, 1]] = offsets[[1, 0]]
+    W = rng.standard_normal((8, 40)) + np.outer(h / (h @ h), offsets)
     args = (h, W)
     out = call(student, "greedy_next_token", *args)
     expect(check_number("token", out, ref.greedy_next_token(*args), integer=True),
