@@ -49,16 +49,10 @@ def _public_values_module(settings: AssignmentSettings) -> Any:
     return module
 
 
-def _public_values(settings: AssignmentSettings) -> dict:
-    """Expected values of the public tests, computed by the assignment's ``public_values.py``."""
-    module = _public_values_module(settings)
-    return {} if module is None else module.values(dict(settings.sizes), settings.public_seed)
-
-
-def _question_checks(settings: AssignmentSettings, env: jinja2.Environment, context: dict) -> dict[str, list[str]]:
+def _question_checks(settings: AssignmentSettings, env: jinja2.Environment, context: dict,
+                     public_values: Any) -> dict[str, list[str]]:
     """Each question's public checks: its template's, then one fixed-input check per probed function."""
-    module = _public_values_module(settings)
-    probes = {} if module is None else probes_of(module, settings.sizes, settings.public_seed)
+    probes = probes_of(public_values, settings.sizes, settings.public_seed)
     catalogue = settings.spec.catalogue()
     checks = {}
     for q in settings.questions:
@@ -94,7 +88,8 @@ def _render(env: jinja2.Environment, name: str, context: dict, where: str) -> st
         raise BuildError(f"{where}: template {name} uses an undefined value ({exc.message})") from None
 
 
-def _base_context(settings: AssignmentSettings) -> dict:
+def _base_context(settings: AssignmentSettings, public_values: Any) -> dict:
+    """What every template may use; ``v`` are the expected values ``public_values.py`` computes."""
     spec = settings.spec
     return {
         "name": spec.name,
@@ -107,7 +102,7 @@ def _base_context(settings: AssignmentSettings) -> dict:
         "runtime_wheel": runtime_wheel_name(),
         "corpus_sentences": list(corpus.SENTENCES),
         "corpus_repeats": corpus.REPEATS,
-        "v": _public_values(settings),
+        "v": {} if public_values is None else public_values.values(dict(settings.sizes), settings.public_seed),
     }
 
 
@@ -115,15 +110,17 @@ def public_sources(settings: AssignmentSettings) -> tuple[str, dict[str, list[st
     """The notebook's setup cell and each question's public checks, as the student gets them."""
     spec = settings.spec
     env = _environment(spec.folder)
-    base = _base_context(settings)
-    return _render(env, "cells/setup.py.j2", base, spec.name), _question_checks(settings, env, base)
+    public_values = _public_values_module(settings)
+    base = _base_context(settings, public_values)
+    return _render(env, "cells/setup.py.j2", base, spec.name), _question_checks(settings, env, base, public_values)
 
 
 def render_master(settings: AssignmentSettings) -> tuple[nbformat.NotebookNode, list[HiddenItem]]:
     """The master notebook for ``settings`` and the hidden items it runs, in order."""
     spec = settings.spec
     env = _environment(spec.folder)
-    base = _base_context(settings)
+    public_values = _public_values_module(settings)
+    base = _base_context(settings, public_values)
     raw, md, code = nbformat.v4.new_raw_cell, nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     cells = [
         raw(_render(env, "notebook/assignment_config.yaml.j2", base, spec.name)),
@@ -132,7 +129,7 @@ def render_master(settings: AssignmentSettings) -> tuple[nbformat.NotebookNode, 
     ]
     all_items: list[HiddenItem] = []
     hidden = collect_hidden_items(spec.folder, [(q.name, q.points) for q in settings.questions])
-    all_public = _question_checks(settings, env, base)
+    all_public = _question_checks(settings, env, base, public_values)
     for q in settings.questions:
         where = f"{spec.name} {q.name}"
         context = {**base, "question_title": q.title, "points": _format_points(q.points)}

@@ -128,6 +128,6 @@ def _results(function: Any, shipped: list) -> tuple[list, list[bool]]:
 
 
 def probes_of(module: Any, sizes: dict, public_seed: int) -> dict[str, list[Probe]]:
-    """The assignment's public probes (``probes`` in its ``public_values.py``), or none."""
+    """The assignment's public probes (``probes`` in its ``public_values.py``, if it has one), or none."""
     make = getattr(module, "probes", None)
     return {} if make is None else dict(make(dict(sizes), public_seed))

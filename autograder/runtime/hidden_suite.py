@@ -274,7 +274,7 @@ class HiddenSuite:
                 except BaseException as exc:   # feedback, pytest's outcomes, or an error the test did not handle
                     verdicts[case.question, case.name] = (False, *failure_of(exc))
             named = {(d.function, d.slug) for _, _, found in verdicts.values() for d in found}
-            ruled_out |= ruled_out_by_passed_checks(sorted(named - {(f, s) for f, s in named if s in ruled_out}))
+            ruled_out |= ruled_out_by_passed_checks(sorted((f, s) for f, s in named if s not in ruled_out))
         items, diagnoses = [], {}
         for question, tests in self.items.items():
             for test, points in tests:
