@@ -51,8 +51,11 @@ def test_array_message_never_prints_expected_values():
     assert "0.1" not in verdict.message and "0.4" not in verdict.message
 
 
-def test_float32_values_are_accepted_as_floating_point():
-    assert check_array("probs", EXPECTED.astype(np.float32), EXPECTED, rtol=1e-6, atol=1e-7).ok
+def test_a_float_result_must_have_the_expected_float_dtype():
+    # float64 results feed the gradient checks: float32 is refused, with the reason
+    verdict = check_array("probs", EXPECTED.astype(np.float32), EXPECTED, rtol=1e-6, atol=1e-7)
+    assert not verdict.ok and "float32" in verdict.message and "float64" in verdict.message
+    assert check_array("probs", EXPECTED.astype(np.float32), EXPECTED.astype(np.float32)).ok
 
 
 def test_integer_arrays_compare_exactly_and_accept_any_integer_dtype():

@@ -182,6 +182,8 @@ INPUTS: dict[str, dict[str, MakeArgs]] = {
         "ragged": _masked((2, 4, 5), 61, [[1, 1, 1, 0], [1, 1, 0, 0]]),
         "int-mask-pad-minus-100": _masked((3, 3, 6), 62, [[1, 0, 1], [1, 1, 1], [0, 0, 1]],
                                           pad_id=-100, int_mask=True),
+        "int-mask-pad-minus-1": _masked((3, 4, 6), 67, [[0, 1, 1, 0], [0, 1, 0, 1], [0, 0, 1, 1]],
+                                        pad_id=-1, int_mask=True),
         "all-scored": _masked((2, 2, 4), 63, [[1, 1], [1, 1]]),
         "empty": _masked((2, 2, 4), 64, [[0, 0], [0, 0]]),
         "large-offset": lambda: (_masked((2, 3, 5), 65, [[1, 1, 0], [1, 1, 1]])()[0] + 1e4,

@@ -111,12 +111,14 @@ def test_fixed_input_checks_ship_values_only():
     from pathlib import Path
 
     import autograder.build.in_kernel as in_kernel
+    import autograder.runtime.error_causes as error_causes
     import autograder.runtime.relations as relations
-    for module in (in_kernel, relations):
+    for module in (in_kernel, relations, error_causes):
         tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
         imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-        assert imported <= {"__future__", "copy", "warnings", "numpy", "inspect", "itertools", "math", "typing"}, imported
+        assert imported <= {"__future__", "copy", "dis", "warnings", "numpy", "inspect", "itertools", "math", "re",
+                            "typing"}, imported
     for name in available_assignments():
         (settings,) = resolve_settings([name], None)
         _, sources = public_sources(settings)

@@ -109,3 +109,126 @@ def test_a_transposed_operand_is_never_claimed_for_an_id():
         return int(np.argmax(h_last @ W_head))
     # Whatever W's transpose gives, an id equal to it by chance is no evidence.
     assert operand_relation(greedy(h, W.T), greedy, ["h_last", "W_head"], (h, W)) is None
+
+
+def test_notebook_level_numbers_explain_a_factor_before_the_arguments_sizes():
+    from autograder.runtime.relations import notebook_sizes
+    right = RNG.standard_normal((2, 3, 5))
+    said = relation(right / 32, right, PARAMS, ARGS, notebook_sizes({"B": 4, "T": 8}))
+    assert "32 times too small (32 = 4 × 8, your notebook-level `B` × `T`)" in said
+
+
+def test_a_non_finite_result_is_read_against_its_inputs():
+    right = RNG.standard_normal((2, 3, 5))
+    empty = np.zeros((2, 3), dtype=bool)
+    said = relation(np.full((2, 3, 5), np.nan), right, ["logits", "targets", "mask"], (LOGITS, TARGETS, empty))
+    assert "`mask` keeps no position" in said
+    said = relation(float("inf"), 1.5, PARAMS, (LOGITS + 1000.0, TARGETS))
+    assert "larger than 700" in said
+    said = relation(float("-inf"), -3.0, ["cond_probs"], (np.array([0.5, 1e-300, 0.2]),))
+    assert "too small for float32" in said
+    assert relation(float("inf"), 1.5, PARAMS, ARGS) is None        # nothing in the inputs explains it
+
+
+def test_values_where_positions_are_due_are_named():
+    logits = RNG.standard_normal((5, 7))
+    said = relation(logits.max(axis=-1), logits.argmax(axis=-1), ["logits"], (logits,))
+    assert "argmax" in said and "`logits`" in said
+
+
+def test_an_exponential_in_another_base_is_named():
+    from autograder.runtime.relations import operand_relation
+
+    def softmax(x):
+        e = np.exp(x - x.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+    x = RNG.standard_normal((2, 3, 5))
+    base2 = 2.0 ** (x - x.max(-1, keepdims=True))
+    said = operand_relation(base2 / base2.sum(-1, keepdims=True), softmax, ["x"], (x,))
+    assert "base 2" in said
+    assert operand_relation(softmax(x) * 1.01, softmax, ["x"], (x,)) is None
+
+
+def test_a_variant_the_result_does_not_depend_on_is_no_evidence():
+    from autograder.runtime.relations import operand_relation
+
+    def zero_loss(logits):                 # like a masked loss with nothing scored: 0 for any logits
+        return 0.0, np.zeros_like(logits)
+    x = RNG.standard_normal((2, 3, 5))
+    assert operand_relation((0.0, np.ones_like(x)), zero_loss, ["logits"], (x,)) is None
+
+
+def test_a_wrong_count_is_decomposed_into_a_term_of_the_convention():
+    params = ["vocab_size", "block_size", "n_embd", "n_layer", "ffn_dim", "tied"]
+    args = (1000, 64, 48, 3, 192, True)
+    right = {"ffn": 3 * (2 * 48 * 192 + 192 + 48), "total": 10}
+    said = relation({"ffn": right["ffn"] - 3 * 48, "total": 10}, right, params, args)
+    assert said.startswith("Your `ffn` is `n_embd` × `n_layer` (144) too small")
+    said = relation({"ffn": right["ffn"] + 1000 * 48, "total": 10}, right, params, args)
+    assert "`vocab_size` × `n_embd` (48000) too large" in said
+    assert relation({"ffn": right["ffn"] + 7, "total": 10}, right, params, args) is None
+
+
+def test_errors_of_float32_size_are_named():
+    right = RNG.standard_normal((3, 4)) * 5
+    scale = np.abs(right).max()
+    noisy = right + 2e-6 * scale * RNG.choice([-1.0, 1.0], size=right.shape)   # beyond the tolerance
+    assert "float32" in relation(noisy, right, ["x"], (right,))
+    assert "float32" not in (relation(right + 1e-3 * scale, right, ["x"], (right,)) or "")
+
+
+def test_exceptions_are_read_for_their_cause():
+    from autograder.runtime.error_causes import cause_of
+    x = np.zeros((2, 3, 5))
+    said = cause_of("ValueError: operands could not be broadcast together with shapes (2,3,5) (2,3) ", ["x"], (x,))
+    assert "keepdims=True" in said and "axis 2" in said
+    targets = np.array([[1, -100, 2]])
+    said = cause_of("IndexError: index -100 is out of bounds for axis 1 with size 5", ["logits", "targets"],
+                    (x, targets))
+    assert "`targets` holds -100" in said and "padding" in said
+    assert "einsum" in cause_of("ValueError: einstein sum subscripts string contains too many subscripts "
+                                "for operand 0", ["x"], (x,))
+    assert "50000 × 50000" in cause_of("MemoryError: Unable to allocate 18.6 GiB for an array with shape "
+                                       "(50000, 50000) and data type float64", ["x"], (x,))
+    assert "keeps no position" in cause_of("ZeroDivisionError: division by zero", ["mask"],
+                                           (np.zeros((2, 2), dtype=bool),))
+    assert cause_of("ValueError: <script>alert(1)</script>", ["x"], (x,)) == ""
+    # a crafted message cannot put its own words into the cause: only numbers are read from it
+    crafted = cause_of("Cannot cast ufunc 'add' output from dtype('grade_is_20') to dtype('int64')", ["x"], (x,))
+    assert crafted == ""
+
+
+def test_the_judge_names_an_inexact_restore_and_notebook_level_numbers():
+    import types
+
+    import pytest
+
+    from autograder.runtime.compare import check_number
+    from autograder.runtime.judge import Feedback, call, expect, reset_diagnosis_memo
+
+    def numerical_gradient(f, x, eps=1e-6):
+        for i in range(x.size):              # up, down twice, up: rounding stays behind
+            x.flat[i] += eps
+            x.flat[i] -= 2 * eps
+            x.flat[i] += eps
+        return np.zeros_like(x)
+
+    def loss(logits):
+        return float(logits.sum())
+    loss.numbers_read = {"B": 4, "T": 8}      # what the sandbox reports for a function reading them
+
+    student = types.SimpleNamespace(numerical_gradient=numerical_gradient, loss=loss)
+    x = np.random.default_rng(0).standard_normal(20) * 3
+    with pytest.raises(Feedback) as raised:
+        call(student, "numerical_gradient", lambda z: 0.0, x)
+    assert "back only approximately" in str(raised.value) and "in place" not in str(raised.value)
+
+    reset_diagnosis_memo()
+    out = call(student, "loss", x)
+    with pytest.raises(Feedback) as raised:
+        expect(check_number("loss", out, out + 1.0), function="loss", output=out)
+    assert "`B` (= 4), `T` (= 8)" in str(raised.value)
+    reset_diagnosis_memo()
+    with pytest.raises(Feedback) as raised:     # forgotten with the student: never told to the next
+        expect(check_number("loss", out, out + 1.0), function="loss", output=out)
+    assert "notebook-level" not in str(raised.value)

@@ -772,3 +772,20 @@ def test_the_reach_probe_counts_what_it_cannot_even_look_at_as_unreadable(tmp_pa
         assert reach.readable_by_stranger([public]) == [str(opened)]
     finally:
         shutil.rmtree(public)
+
+
+@pytest.mark.parametrize("level", _levels("bwrap"))
+def test_the_session_reports_the_notebook_level_numbers_each_function_reads(level):
+    code = """
+    B, T, EPS, FLAG = 4, 8, 1e-12, True
+    def uses_globals(x):
+        return x.reshape(B, T, -1).sum() * EPS if FLAG else 0
+    def uses_attribute(W):
+        return W.T                      # an attribute named T is not the global T
+    def nested(x):
+        return [v * B for v in x]
+    """
+    with session(code, level) as s:
+        assert s.numbers_read["uses_globals"] == {"B": 4, "T": 8}      # no float, no bool
+        assert "uses_attribute" not in s.numbers_read
+        assert s.numbers_read["nested"] == {"B": 4}                     # code inside a comprehension

@@ -715,6 +715,20 @@ def rel_err_relative_to_analytic(a: np.ndarray, n: np.ndarray) -> float:
 
 @mistake(
     function="max_rel_err",
+    title="Signed difference in the numerator",
+    explanation="""You divided a - n rather than |a - n|, so entries where the analytic value is
+    below the numerical one count as negative and the largest error can hide. The error of an
+    entry is the size of the difference, whichever gradient is larger.""",
+)
+def rel_err_signed(a: np.ndarray, n: np.ndarray) -> float:
+    """max((a - n) / (max(|a|, |n|) + 1e-12))."""
+    a = np.asarray(a, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    return float(np.max((a - n) / (np.maximum(np.abs(a), np.abs(n)) + 1e-12)))
+
+
+@mistake(
+    function="max_rel_err",
     title="Absolute instead of relative error",
     explanation="""You returned the largest absolute difference. Gradients vary in size by
     orders of magnitude, so the check compares each difference with the size of the

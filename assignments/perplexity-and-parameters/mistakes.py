@@ -257,6 +257,30 @@ def mask_ignored(logits: np.ndarray, targets: np.ndarray, mask: np.ndarray) -> t
 
 @mistake(
     function="masked_cross_entropy",
+    title="A 0/1 integer mask used as an index",
+    explanation="""You indexed with the mask as it came. A boolean mask selects the scored
+    positions, but a 0/1 integer mask (which the docstring allows) used as an index picks the
+    entries at positions 0 and 1. Convert it with ``mask.astype(bool)`` first.""",
+)
+def int_mask_as_index(logits: np.ndarray, targets: np.ndarray, mask: np.ndarray) -> tuple[float, np.ndarray]:
+    """``logits.reshape(N, V)[mask.reshape(N)]`` with the mask as given."""
+    B, T, V = logits.shape
+    flat, tgt, keep = np.asarray(logits, dtype=np.float64).reshape(B * T, V), targets.reshape(-1), mask.reshape(-1)
+    rows = flat[keep]
+    shifted = rows - rows.max(axis=-1, keepdims=True)
+    logp = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    M = max(len(rows), 1)
+    picked = tgt[keep]
+    loss = float(-logp[np.arange(len(rows)), picked].sum() / M) if len(rows) else 0.0
+    d = np.zeros_like(flat)
+    probs = np.exp(logp)
+    probs[np.arange(len(rows)), picked] -= 1.0
+    d[keep] = probs / M
+    return loss, d.reshape(B, T, V)
+
+
+@mistake(
+    function="masked_cross_entropy",
     title="Mask inverted",
     explanation="""You scored the padding and skipped the real tokens. In this assignment the
     mask is True (or 1) where a position is scored.""",
@@ -415,6 +439,17 @@ def greedy_ties_to_highest(h_last: np.ndarray, W_head: np.ndarray) -> int:
 def greedy_returns_max_value(h_last: np.ndarray, W_head: np.ndarray) -> float:
     """max of the logits."""
     return float(np.max(h_last @ W_head))
+
+
+@mistake(
+    function="greedy_next_token",
+    title="Best score cast to int, not its id",
+    explanation="""You returned the largest logit itself, converted to an int. The next token is
+    identified by its position in the vocabulary, the index of that largest score.""",
+)
+def greedy_returns_max_value_as_int(h_last: np.ndarray, W_head: np.ndarray) -> int:
+    """int of the max of the logits."""
+    return int(np.max(h_last @ W_head))
 
 
 # --------------------------------------------------------------------------

@@ -11,6 +11,7 @@ Encoded values (what ``public_diagnosis._encode`` writes) are plain literals; ar
 from __future__ import annotations
 
 import copy
+import dis
 import warnings
 
 import numpy as np
@@ -115,13 +116,40 @@ def _short(value, limit=300):
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
-def diagnose(function, name, parameters, probes, right, slips, relation):
+def numbers_read(function):
+    """The notebook-level ints (2 or more) ``function``'s code loads as globals: ``{"B": 4}``."""
+    found, stack = {}, [getattr(function, "__code__", None)]
+    namespace = getattr(function, "__globals__", {})
+    while stack and stack[-1] is not None:
+        current = stack.pop()
+        stack.extend(c for c in current.co_consts if hasattr(c, "co_code"))
+        for op in dis.get_instructions(current):
+            value = namespace.get(op.argval) if op.opname == "LOAD_GLOBAL" else None
+            if type(value) is int and value >= 2:
+                found[op.argval] = value
+    return found
+
+
+def diagnose(function, name, parameters, probes, right, slips, tools):
     """``None`` when ``function`` is right on every probe, else one message saying what is wrong.
 
     ``probes`` are encoded (args, kwargs) pairs, ``right`` the encoded right results, ``slips``
     the catalogued mistakes the probes tell apart: titles, explanations, encoded results and
-    whether each changed an argument. ``relation`` is the grader's relational probe.
+    whether each changed an argument. ``tools`` holds the grader's relational probes
+    (``relation``, ``notebook_sizes``) and its reading of exceptions (``cause_of``).
     """
+    message = _problem(function, name, parameters, probes, right, slips, tools)
+    if message is None:
+        return None
+    numbers = numbers_read(function)
+    if numbers:
+        listing = ", ".join(f"`{k}` (= {v})" for k, v in sorted(numbers.items()))
+        message += (f"\n`{name}` reads the notebook-level number(s) {listing}: if that is a size, take "
+                    "it from the arguments instead (for example `logits.shape`).")
+    return message
+
+
+def _problem(function, name, parameters, probes, right, slips, tools):
     runs = [call(function, a, k) for a, k in probes]
     right = [decode(r) for r in right]
     wrong = [i for i, (out, _, _) in enumerate(runs) if not same(out, right[i])]
@@ -144,8 +172,10 @@ def diagnose(function, name, parameters, probes, right, slips, relation):
     out, _, (args, kwargs) = runs[i]
     where = f"fixed input {i + 1} of {len(runs)} ({_shapes(parameters, args, kwargs)})"
     if raised(out):
-        return f"`{name}` raised {out[1]} on {where}: {out[2]}"
-    found = relation(out, right[i], list(parameters), tuple(args))
+        cause = tools["cause_of"](f"{out[1]}: {out[2]}", list(parameters), tuple(args))
+        return f"`{name}` raised {out[1]} on {where}: {out[2]}" + (f"\n{cause}" if cause else "")
+    sizes = tools["notebook_sizes"](numbers_read(function))
+    found = tools["relation"](out, right[i], list(parameters), tuple(args), sizes)
     if found:
         return f"`{name}` is wrong on {where}. {found}"
     return (f"`{name}` is wrong on {where}.\n  right result: {_short(right[i])}\n"

@@ -23,6 +23,7 @@ import jinja2
 import numpy as np
 
 import autograder.build.in_kernel as in_kernel
+import autograder.runtime.error_causes as causes_module
 import autograder.runtime.relations as relations_module
 from autograder.resources import templates_dir
 from autograder.runtime.catalogue import Catalogue
@@ -81,6 +82,7 @@ def fixed_input_checks(question: str, probes: dict[str, list[Probe]], catalogue:
     template = env.get_template("public/fixed_inputs_check.py.j2")
     kernel_source = _compact(Path(inspect.getsourcefile(in_kernel)).read_text(encoding="utf-8"))
     relations_source = _compact(Path(inspect.getsourcefile(relations_module)).read_text(encoding="utf-8"))
+    causes_source = _compact(Path(inspect.getsourcefile(causes_module)).read_text(encoding="utf-8"))
     checks = []
     for function in functions:
         if function not in probes:
@@ -106,7 +108,7 @@ def fixed_input_checks(question: str, probes: dict[str, list[Probe]], catalogue:
             question=question, function=function,
             parameters=repr(list(inspect.signature(catalogue.reference(function)).parameters)),
             probes=repr(shipped), right=repr([encode(r) for r in right]), slips=repr(slips),
-            kernel=repr(kernel_source), relations=repr(relations_source),
+            kernel=repr(kernel_source), relations=repr(relations_source), causes=repr(causes_source),
         ).strip("\n"))
     return checks
 

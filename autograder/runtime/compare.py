@@ -64,6 +64,10 @@ def array_structure(name: str, value, expected: np.ndarray) -> Verdict:
     if value.dtype.kind not in _KIND_ACCEPTS.get(want_kind, want_kind):
         return Verdict(False, f"`{name}` has dtype {value.dtype} but should be "
                               f"{_KIND_NAMES.get(want_kind, want_kind)}.")
+    if want_kind == "f" and value.dtype.kind == "f" and value.dtype != expected.dtype:
+        why = ("float32 keeps about 7 digits, too few for the gradient checks: compute in float64"
+               if expected.dtype == np.float64 else "keep the float dtype of the input")
+        return Verdict(False, f"`{name}` has dtype {value.dtype} but should be {expected.dtype}: {why}.")
     if value.dtype.kind in "fc" and not np.all(np.isfinite(value)):
         bad = int(np.size(value) - np.count_nonzero(np.isfinite(value)))
         return Verdict(False, f"`{name}` has {bad} non-finite entr{'y' if bad == 1 else 'ies'} "
@@ -164,3 +168,8 @@ def check_plain(name: str, value, kind: type, why: str) -> Verdict:
         return Verdict(False, f"`{name}` is a {type(value).__module__}.{type(value).__qualname__}; it should be "
                               f"a Python {kind.__name__} ({why}): return {kind.__name__}(...).")
     return PASS
+
+
+def explained(verdict: Verdict, why: str) -> Verdict:
+    """``verdict``, with ``why`` (what the test's inputs probe, and what that needs) added when it failed."""
+    return verdict if verdict.ok else Verdict(False, f"{verdict.message} {why}")

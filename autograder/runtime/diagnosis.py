@@ -21,7 +21,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from autograder.runtime.relations import operand_relation, operand_variants, parameters_of, relation
+from autograder.runtime.relations import (notebook_sizes, operand_relation, operand_variants, parameters_of,
+                                          relation)
 from autograder.runtime.fingerprint import ResultCache, fingerprint
 from autograder.runtime.catalogue import Catalogue, Mistake
 from autograder.runtime.tolerances import VALUE_ATOL, VALUE_RTOL
@@ -306,9 +307,12 @@ def diagnose(
     return found
 
 
-def relation_feedback(function: str, make_args: Callable[[], tuple], student_output: Any) -> str:
+def relation_feedback(function: str, make_args: Callable[[], tuple], student_output: Any,
+                      numbers_read: dict[str, int] | None = None) -> str:
     """When no catalogued mistake matches: how the student's result relates to the right one
-    on these inputs (a factor, a sign, a constant, moved axes), or '' when nothing simple holds."""
+    on these inputs (a factor, a sign, a constant, moved axes), or '' when nothing simple holds.
+    ``numbers_read``: the notebook-level numbers the student's function reads, which may be
+    the factor."""
     catalogue = _active_catalogue.get()
     if catalogue is None:
         return ""
@@ -317,7 +321,7 @@ def relation_feedback(function: str, make_args: Callable[[], tuple], student_out
     if run is None:
         return ""
     parameters, args = parameters_of(reference), tuple(make_args())
-    found = relation(student_output, run[0], parameters, args) or operand_relation(
+    found = relation(student_output, run[0], parameters, args, notebook_sizes(numbers_read or {})) or operand_relation(
         student_output, reference, parameters, args)
     return found or ""
 

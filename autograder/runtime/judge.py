@@ -95,6 +95,7 @@ def call(student: Any, name: str, *args: Any) -> Any:
     """
     fn = _function(student, name)
     isolated = getattr(fn, "isolated_call", None)
+    _numbers_read[name] = dict(getattr(fn, "numbers_read", None) or {})
     try:
         if isolated is not None:
             # The arguments cross into the sandbox as copies, and it reports
@@ -108,16 +109,17 @@ def call(student: Any, name: str, *args: Any) -> Any:
             given = copy.deepcopy(args)
             output = fn(*given)
     except StudentCallFailed as exc:
-        raise Feedback(str(exc) + _transposed_hint(fn, isolated, name, args)) from None
+        raise Feedback(str(exc) + _error_hints(fn, isolated, name, args, str(exc))) from None
     except Exception as exc:  # the student's error, reported as feedback
-        raise Feedback(f"`{name}` raised {code(f'{type(exc).__name__}: {exc}')}"
-                       + _transposed_hint(fn, isolated, name, args)) from None
+        said = f"`{name}` raised {code(f'{type(exc).__name__}: {exc}')}"
+        raise Feedback(said + _error_hints(fn, isolated, name, args, said)) from None
     for param, before, after in zip(_param_names(fn, len(args)), args, given):
         if isinstance(before, np.ndarray) and after is not before and not (
             isinstance(after, np.ndarray) and after.shape == before.shape
             and np.array_equal(after, before, equal_nan=before.dtype.kind == "f")
         ):
-            message = (f"`{name}` changed its input {code(param)} in place. Work on a copy "
+            message = (_rounding_left(name, param) if _only_rounding(before, after) else
+                       f"`{name}` changed its input {code(param)} in place. Work on a copy "
                        "(for example `x = x - x.max(...)` rather than `x -= ...`).")
             from autograder.runtime.diagnosis import diagnose
             mistakes = diagnose(name, lambda: args, output, student_args_after=given)
@@ -125,17 +127,37 @@ def call(student: Any, name: str, *args: Any) -> Any:
     return output
 
 
-def _transposed_hint(fn: Callable, isolated: Callable | None, name: str, args: tuple) -> str:
-    """After the student's function raised on ``args``: '' or a paragraph saying it works with one
-    matrix argument transposed (a missing or extra transpose that broke a matrix product)."""
+def _only_rounding(before: np.ndarray, after: Any) -> bool:
+    """Whether ``after`` differs from the float array ``before`` by rounding only (a step added and
+    taken away again), not by a real change."""
+    if not (isinstance(after, np.ndarray) and after.shape == before.shape and before.dtype.kind == "f"
+            and before.size and np.isfinite(before).all() and np.isfinite(after).all()):
+        return False
+    scale = 1.0 + float(np.max(np.abs(before)))
+    return float(np.max(np.abs(after.astype(np.float64) - before))) <= 1e-9 * scale
+
+
+def _rounding_left(name: str, param: str) -> str:
+    return (f"`{name}` puts its input {code(param)} back only approximately: some entries differ from "
+            "before by rounding. Adding a step and subtracting it again does not always give the same "
+            "float back; keep the old value and restore it (`old = x[i]`, ..., `x[i] = old`), or nudge a "
+            "copy.")
+
+
+def _error_hints(fn: Callable, isolated: Callable | None, name: str, args: tuple, said: str) -> str:
+    """After the student's function raised on ``args``: '' or paragraphs on why. The exception read
+    for its cause (``error_causes``); the function retried with one matrix argument transposed (a
+    missing or extra transpose that broke a matrix product); notebook-level numbers it reads."""
     from autograder.runtime.diagnosis import transposed_argument_feedback
+    from autograder.runtime.error_causes import cause_of
 
     def call_student(variant: tuple) -> Any:
         if isolated is not None:
             return isolated(*variant)[0]
         return fn(*copy.deepcopy(variant))
-    found = transposed_argument_feedback(name, call_student, args)
-    return "\n\n" + found if found else ""
+    found = [cause_of(said, _param_names(fn, len(args)), args),
+             transposed_argument_feedback(name, call_student, args), numbers_note(name)]
+    return "".join("\n\n" + part for part in found if part)
 
 
 def apply_changes(args: Sequence[Any], changed: dict[int, Any], *, into_copies: bool = False) -> tuple:
@@ -172,9 +194,26 @@ _diagnosis_memo: dict[str, list] = {}
 _MEMO_ABOVE = 50_000
 
 
+#: The notebook-level numbers each student function read, as its sandbox reported them.
+_numbers_read: dict[str, dict[str, int]] = {}
+
+
 def reset_diagnosis_memo() -> None:
     """Forget earlier diagnoses: called before each student's hidden suite."""
     _diagnosis_memo.clear()
+    _numbers_read.clear()
+
+
+def numbers_note(function: str) -> str:
+    """'' or a sentence saying that ``function`` reads whole numbers set at notebook level (``B = 4``):
+    a size taken from there rather than from the arguments is right only for the notebook's example."""
+    read = _numbers_read.get(function)
+    if not read:
+        return ""
+    listing = ", ".join(f"{code(name)} (= {value})" for name, value in sorted(read.items()))
+    return (f"`{function}` reads the notebook-level number{'s' if len(read) > 1 else ''} {listing}. If "
+            "that is a size, take it from the arguments instead (for example `logits.shape`): the tests "
+            "call your function with other sizes than the notebook's examples.")
 
 
 def _input_size(args: tuple) -> int:
@@ -205,9 +244,11 @@ def expect(verdict: Verdict, *, function: str | None = None,
             _diagnosis_memo[function] = mistakes
         if not mistakes:
             from autograder.runtime.diagnosis import relation_feedback
-            related = relation_feedback(function, make_args, output)
+            related = relation_feedback(function, make_args, output, _numbers_read.get(function))
             if related:
                 message += "\n\n" + related
+    if not mistakes and function is not None and (note := numbers_note(function)):
+        message += "\n\n" + note
     raise Feedback(message, tuple(mistakes))
 
 

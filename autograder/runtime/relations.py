@@ -8,6 +8,10 @@ one position, every entry 0. Those relations are checked here on the test's own
 inputs and turned into one sentence about the student's result. Sizes are
 named by where they come from (the sizes of the axes of an argument), never by
 a hidden value; no expected value is ever printed.
+
+Why one module of this size: the fixed-input public checks ship this file's source into the
+student's kernel and execute it there, so every relation the grader knows lives in one file that
+imports nothing but numpy and the standard library.
 """
 from __future__ import annotations
 
@@ -91,8 +95,12 @@ def _array_relation(s: np.ndarray, r: np.ndarray, sizes: list[tuple[int, str]],
     if s.dtype.kind not in "biuf" or r.dtype.kind not in "biuf" or s.size < 4:
         return None
     s64, r64 = s.astype(np.float64), r.astype(np.float64)
-    if not (np.isfinite(s64).all() and np.isfinite(r64).all()):
+    if not np.isfinite(r64).all():
         return None
+    if not np.isfinite(s64).all():
+        return _non_finite_cause(named)
+    if r.dtype.kind in "iu" and s.dtype.kind == "f":
+        return _value_not_position(s64, r, named)
     if s.shape != r.shape:
         for order in itertools.permutations(range(r.ndim)):
             if order != tuple(range(r.ndim)) and _close(s64, np.transpose(r64, order)):
@@ -118,7 +126,55 @@ def _array_relation(s: np.ndarray, r: np.ndarray, sizes: list[tuple[int, str]],
     if r.ndim == 2 and r.shape[0] == r.shape[1] and _close(s64, r64.T):
         return "is the transpose of the right result"
     return (_shift(s64, r64) or _rows_moved(s64, r64) or (_normalised_elsewhere(s64, r64) if floats else None)
-            or _masked_region(s64, r64, named) or _axis_region(s64, r64))
+            or _masked_region(s64, r64, named) or (_rounding_sized(s64, r64) if floats else None)
+            or _axis_region(s64, r64))
+
+
+def _rounding_sized(s: np.ndarray, r: np.ndarray) -> str | None:
+    """Errors no larger than float32's rounding (a few parts in 10 million of the values' size)."""
+    scale = float(np.max(np.abs(r)))
+    worst = float(np.max(np.abs(s - r)))
+    if scale > 0 and worst <= 3e-6 * scale:
+        return (f"differs from the right values only by about float32's rounding (at most {worst / scale:.0e} "
+                "of the values' size): part of the computation runs in float32 (a cast or a float32 "
+                "array), or a tiny constant is added somewhere; compute in float64")
+    return None
+
+
+def _non_finite_cause(named: list[tuple[str, Any]]) -> str | None:
+    """Why a result can be nan or inf where the right one is finite, read from the inputs: a mask
+    that keeps nothing (an average over no positions is 0/0), or values large enough for an exp to
+    overflow (or, negated, to underflow to 0 before a log)."""
+    for name, arg in named:
+        if isinstance(arg, np.ndarray) and arg.dtype.kind == "b" and arg.size and not arg.any():
+            return (f"is not finite, and here `{name}` keeps no position at all: an average over no "
+                    "positions is 0/0. The notebook says what to return in that case; check for it "
+                    "before dividing")
+    for name, arg in named:
+        if isinstance(arg, np.ndarray) and arg.dtype == np.float64 and arg.size \
+                and 0 < float(np.min(np.abs(arg[arg != 0]), initial=np.inf)) < 1e-38:
+            return (f"is not finite, and here `{name}` holds values too small for float32 (below 1e-38): "
+                    "converted to float32 they become 0, and a log of 0 is -inf. Compute in float64")
+    for name, arg in named:
+        if isinstance(arg, np.ndarray) and arg.dtype.kind == "f" and arg.size \
+                and float(np.nanmax(np.abs(arg))) > 700:
+            return (f"is not finite, and here `{name}` holds entries larger than 700 in size: `np.exp` of "
+                    "such a value overflows to inf (or, for a large negative one, gives 0 and then a log "
+                    "of 0). Subtract each row's maximum before the exp, and take logs of probabilities "
+                    "as `x - max - log(sum(exp(x - max)))`")
+    return None
+
+
+def _value_not_position(s: np.ndarray, r: np.ndarray, named: list[tuple[str, Any]]) -> str | None:
+    """Floats where positions are due: the largest (or summed) values instead of where they are."""
+    for name, arg in named:
+        if not (isinstance(arg, np.ndarray) and arg.dtype.kind == "f" and arg.ndim == r.ndim + 1
+                and arg.shape[:-1] == r.shape):
+            continue
+        if _close(s, arg.max(axis=-1)):
+            return (f"holds the largest value along the last axis of `{name}`, where the position of that "
+                    "value is asked for (`argmax`, not `max`)")
+    return None
 
 
 def _shift(s: np.ndarray, r: np.ndarray) -> str | None:
@@ -208,6 +264,41 @@ def _axis_region(s: np.ndarray, r: np.ndarray) -> str | None:
     return best[1] if best else None
 
 
+def _non_finite_number(x: Any) -> bool:
+    try:
+        return not math.isfinite(float(x))
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def count_difference(s: Any, r: Any, named: list[tuple[str, Any]]) -> str | None:
+    """A wrong count whose difference from the right one is a small multiple of one product of the
+    whole-number arguments (``n_layer × n_embd``: one vector of size n_embd per layer)."""
+    if not (isinstance(s, (int, np.integer)) and isinstance(r, (int, np.integer))) or isinstance(s, bool):
+        return None
+    diff = int(s) - int(r)
+    sizes = [(name, int(v)) for name, v in named
+             if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and int(v) >= 2]
+    if diff == 0 or not sizes:
+        return None
+    found = []
+    for count in (1, 2, 3):
+        for combo in itertools.combinations_with_replacement(sizes, count):
+            term = math.prod(v for _, v in combo)
+            if diff % term == 0 and 1 <= abs(diff // term) <= 4:
+                found.append((abs(diff // term), count, " × ".join(f"`{n}`" for n, _ in combo), term))
+    if not found:
+        return None
+    k, count, expr, term = min(found)    # the fewest copies of the term, then the simplest term
+    if sum(1 for f in found if f[:2] == (k, count)) > 1:
+        return None                      # two readings fit equally: say nothing rather than guess
+    times = "" if k == 1 else f"{k} × "
+    more = "too large" if diff > 0 else "too small"
+    return (f"is {times}{expr} ({times}{term}) {more}: a term of that size is "
+            f"{'counted that should not be' if diff > 0 else 'left out'}. Check which weights, biases or "
+            "LayerNorm parameters of that size the convention counts")
+
+
 def _number_relation(s: Any, r: Any, sizes: list[tuple[int, str]]) -> str | None:
     if isinstance(r, (int, np.integer)):          # a count or an id: no ratio means anything
         return None
@@ -226,22 +317,41 @@ def _number_relation(s: Any, r: Any, sizes: list[tuple[int, str]]) -> str | None
     return found
 
 
-def relation(student: Any, expected: Any, parameters: list[str], args: tuple) -> str | None:
+def notebook_sizes(numbers: dict[str, int]) -> list[tuple[int, str]]:
+    """Sizes the notebook-level numbers a function reads offer: each, and each product of two."""
+    found = [(value, f"your notebook-level `{name}`") for name, value in sorted(numbers.items())]
+    for (a, va), (b, vb) in itertools.combinations(sorted(numbers.items()), 2):
+        found.append((va * vb, f"{va} × {vb}, your notebook-level `{a}` × `{b}`"))
+    return found
+
+
+def relation(student: Any, expected: Any, parameters: list[str], args: tuple,
+             extra_sizes: list[tuple[int, str]] = ()) -> str | None:
     """One sentence on how ``student`` relates to ``expected`` (the reference's result on ``args``),
     or ``None`` when no simple relation holds. Tuples are compared part by part; the first
-    part that differs and has a relation is described."""
-    sizes = _sizes(parameters, args)
+    part that differs and has a relation is described. ``extra_sizes`` (the notebook-level
+    numbers the function reads) explain a factor before the arguments' sizes do."""
+    sizes = list(extra_sizes) + _sizes(parameters, args)
     if isinstance(expected, tuple) and isinstance(student, (tuple, list)) and len(student) == len(expected):
         for index, (s, r) in enumerate(zip(student, expected), start=1):
-            found = relation(s, r, parameters, args)
+            found = relation(s, r, parameters, args, extra_sizes)
             if found:
                 return found.replace("Your result", f"Value {index} of the {len(expected)} you returned", 1)
+        return None
+    if isinstance(expected, dict) and isinstance(student, dict):
+        for key, r in expected.items():      # the grader's own keys, never the student's
+            found = relation(student.get(key), r, parameters, args, extra_sizes) if key in student else None
+            if found:
+                return found.replace("Your result", f"Your `{key}`", 1)
         return None
     if isinstance(expected, np.ndarray) and isinstance(student, np.ndarray) and type(student) is np.ndarray:
         found = _array_relation(student, expected, sizes, list(zip(parameters, args)))
     elif isinstance(expected, (int, float, np.number)) and isinstance(student, (int, float, np.number)) \
             and not isinstance(student, bool):
-        found = _number_relation(student, expected, sizes)
+        found = _number_relation(student, expected, sizes) or count_difference(
+            student, expected, list(zip(parameters, args)))
+        if found is None and _non_finite_number(student) and not _non_finite_number(expected):
+            found = _non_finite_cause(list(zip(parameters, args)))
     else:
         found = None
     return f"Your result {found}." if found else None
@@ -285,6 +395,28 @@ def operand_variants(parameters: list[str], args: tuple) -> list[tuple[int, Any,
     return found
 
 
+#: Scalings of a float argument that stand for another exponential base: ``2 ** x == e ** (x ln 2)``.
+_SCALINGS = ((math.log(2), "`2 ** x` (base 2) where `np.exp(x)` (base e) is asked for"),
+             (math.log(10), "`10 ** x` (base 10) where `np.exp(x)` (base e) is asked for"))
+
+
+def scaled_variants(parameters: list[str], args: tuple) -> list[tuple[int, Any, str]]:
+    """The first float array argument times ln 2 and ln 10: the right computation on it is what an
+    exponential in base 2 or 10 gives; (index, changed argument, what was done)."""
+    for index, (name, arg) in enumerate(zip(parameters, args)):
+        if isinstance(arg, np.ndarray) and arg.dtype.kind == "f" and arg.size >= 4:
+            return [(index, arg * factor, f"exponentials {what}") for factor, what in _SCALINGS]
+    return []
+
+
+def _first_part_same(student: Any, out: Any) -> bool:
+    """The whole result, or its first part (a loss next to its gradient), is ``out``'s."""
+    if _same_result(student, out):
+        return True
+    return (isinstance(student, (tuple, list)) and isinstance(out, tuple) and len(student) == len(out) > 1
+            and _same_result(student[0], out[0]))
+
+
 def operand_relation(student: Any, reference: Callable, parameters: list[str], args: tuple) -> str | None:
     """Whether the student's result is the right computation on one argument transposed, or
     reshaped where a transpose was meant: the sign of a transpose missing or one too many.
@@ -292,17 +424,32 @@ def operand_relation(student: Any, reference: Callable, parameters: list[str], a
     parts = student if isinstance(student, (tuple, list)) else (student,)
     if not any(isinstance(p, np.ndarray) and p.dtype.kind == "f" and p.size >= 4 for p in parts):
         return None
+    try:
+        with np.errstate(all="ignore"):
+            right = reference(*args)
+    except Exception:
+        return None
     for index, changed, what in operand_variants(parameters, args):
         if changed.shape != args[index].shape:
             continue                     # the right computation cannot even take it
-        variant = list(args)
-        variant[index] = changed
-        try:
-            with np.errstate(all="ignore"):
-                out = reference(*variant)
-        except Exception:                # the reference refusing the variant says nothing
-            continue
-        if _same_result(student, out):
+        out = _reference_on(reference, args, index, changed)
+        # A variant that changes nothing the result depends on is no evidence of anything.
+        if out is not None and not _first_part_same(right, out) and _same_result(student, out):
             return (f"Your result is what the right computation gives with {what}: look at how your "
                     f"code uses `{parameters[index]}`.")
+    for index, changed, what in scaled_variants(parameters, args):
+        out = _reference_on(reference, args, index, changed)
+        if out is not None and not _first_part_same(right, out) and _first_part_same(student, out):
+            return f"Your result is what the right computation gives with {what}."
     return None
+
+
+def _reference_on(reference: Callable, args: tuple, index: int, changed: Any) -> Any:
+    """The reference's result with argument ``index`` replaced, or None if it refuses it."""
+    variant = list(args)
+    variant[index] = changed
+    try:
+        with np.errstate(all="ignore"):
+            return reference(*variant)
+    except Exception:                    # the reference refusing the variant says nothing
+        return None

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import solutions as ref
-from autograder.runtime.compare import check_array, check_number
+from autograder.runtime.compare import check_array, check_number, explained
 from autograder.runtime.judge import call, check_gradient_of_own_loss, expect, unpack
 from autograder.runtime.tolerances import SCALAR_ATOL, SCALAR_RTOL
 
@@ -23,14 +23,22 @@ def _targets(rng, B, T, V, dtype=np.int64):
     return targets.astype(dtype)
 
 
-def _check_against_reference(student, args):
+#: What the tiny-probability test's inputs need, said when it fails.
+TINY = ("Here some targets' logits are 100 to 300 below their row's largest, so their probability is tiny "
+        "(about 1e-87 at 200 below) but still exact in float64, and the loss there is about 200: an epsilon "
+        "added inside the log or a clip of the probabilities changes it. Take the log of the probability "
+        "itself, or compute log-probabilities as `x - max - log(sum(exp(x - max)))`.")
+
+
+def _check_against_reference(student, args, why=""):
     out = call(student, FUNCTION, *args)
     loss, dlogits = unpack(out, FUNCTION, ("loss", "dlogits"))
     want_loss, want_d = ref.cross_entropy_loss(*args)
     make_args = lambda: args
-    expect(check_number("loss", loss, want_loss, rtol=SCALAR_RTOL, atol=SCALAR_ATOL),
+    expect(explained(check_number("loss", loss, want_loss, rtol=SCALAR_RTOL, atol=SCALAR_ATOL), why),
            function=FUNCTION, make_args=make_args, output=out)
-    expect(check_array("dlogits", dlogits, want_d), function=FUNCTION, make_args=make_args, output=out)
+    expect(explained(check_array("dlogits", dlogits, want_d), why), function=FUNCTION, make_args=make_args,
+           output=out)
 
 
 @pytest.mark.points(2)
@@ -53,6 +61,25 @@ def test_rows_far_apart(student, rng):
     offsets[0, 0, 0], offsets[-1, -1, 0] = 400.0, -400.0
     logits = offsets + rng.standard_normal((2, 3, 12)) * 2
     _check_against_reference(student, (logits, _targets(rng, 2, 3, 12)))
+
+
+@pytest.mark.points(1)
+def test_targets_with_tiny_probabilities(student, rng):
+    """Targets 100 to 300 below their row's maximum: probabilities far below any epsilon or clip a
+    student might add inside the log, yet exact in float64 (the lesson's log of the softmax is exact)."""
+    logits = rng.standard_normal((2, 4, 15)) * 2
+    targets = _targets(rng, 2, 4, 15)
+    rows = np.arange(4)
+    logits[0, rows, targets[0]] = logits[0].max(axis=-1) - rng.uniform(100.0, 300.0, size=4)
+    _check_against_reference(student, (logits, targets), TINY)
+
+
+@pytest.mark.points(1)
+def test_float32_logits_give_float64_dlogits(student, rng):
+    """The docstring promises float64 dlogits whatever float dtype the logits have."""
+    args = ((rng.standard_normal((2, 3, 9)) * 3).astype(np.float32), _targets(rng, 2, 3, 9))
+    _check_against_reference(student, args, "The docstring promises float64 `dlogits` for logits of any float "
+                                            "dtype: convert the logits to float64 first.")
 
 
 @pytest.mark.points(1)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import solutions as ref
-from autograder.runtime.compare import check_array, check_number
+from autograder.runtime.compare import check_array, check_number, explained
 from autograder.runtime.judge import call, expect
 from autograder.runtime.sandbox.channel import Named
 
@@ -34,6 +34,21 @@ def test_max_rel_err_matches_definition(student, rng):
     out = call(student, "max_rel_err", *args)
     expect(check_number("max_rel_err", out, ref.max_rel_err(*args)), function="max_rel_err",
            make_args=lambda: args, output=out)
+
+
+@pytest.mark.points(1)
+def test_max_rel_err_guard_on_tiny_entries(student, rng):
+    """Entries near the 1e-12 guard: the guard is added to the larger magnitude, as the docstring
+    writes it, so putting it inside the max (or using another size) gives another result here."""
+    a = rng.uniform(1e-13, 5e-12, size=(2, 4))
+    n = a * rng.uniform(0.2, 0.8, size=(2, 4))
+    args = (a, n)
+    out = call(student, "max_rel_err", *args)
+    expect(explained(check_number("max_rel_err", out, ref.max_rel_err(*args)),
+                     "Here the entries are about as small as the guard, so the formula must be followed "
+                     "exactly: `|a - n| / (max(|a|, |n|) + 1e-12)`, the guard added to the larger "
+                     "magnitude."),
+           function="max_rel_err", make_args=lambda: args, output=out)
 
 
 @pytest.mark.points(1)

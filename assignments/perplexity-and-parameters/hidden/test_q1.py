@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import solutions as ref
-from autograder.runtime.compare import check_number
+from autograder.runtime.compare import check_number, explained
 from autograder.runtime.judge import call, expect
 from autograder.runtime.tolerances import SCALAR_ATOL, SCALAR_RTOL
 
@@ -22,4 +22,16 @@ def test_long_sequences_do_not_underflow(student, rng):
     args = (rng.uniform(0.01, 0.2, size=3000),)   # the product is far below the smallest float
     out = call(student, "sequence_log_prob", *args)
     expect(check_number("log_prob", out, ref.sequence_log_prob(*args), rtol=SCALAR_RTOL, atol=SCALAR_ATOL),
+           function="sequence_log_prob", make_args=lambda: args, output=out)
+
+
+@pytest.mark.points(1)
+def test_tiny_probabilities_are_taken_exactly(student, rng):
+    """Conditionals down to 1e-300: an epsilon added inside the log, or a clip, changes their logs."""
+    args = (np.concatenate([10.0 ** -rng.uniform(100, 300, size=5), rng.uniform(0.1, 1.0, size=5)]),)
+    out = call(student, "sequence_log_prob", *args)
+    expect(explained(check_number("log_prob", out, ref.sequence_log_prob(*args), rtol=SCALAR_RTOL,
+                                  atol=SCALAR_ATOL),
+                     "Here some conditionals are as small as 1e-300: their logs must be exact, so add no "
+                     "epsilon inside the log and clip nothing (a log of a positive float64 is always finite)."),
            function="sequence_log_prob", make_args=lambda: args, output=out)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import solutions as ref
-from autograder.runtime.compare import check_array, check_number
+from autograder.runtime.compare import check_array, check_number, explained
 from autograder.runtime.judge import call, expect, unpack
 from autograder.runtime.tolerances import SCALAR_ATOL, SCALAR_RTOL
 
@@ -28,6 +28,52 @@ def test_masked_loss_and_gradient_match_reference(student, rng, B, T, V):
            function="masked_cross_entropy", make_args=make_args, output=out)
     expect(check_array("dlogits", dlogits, want_d), function="masked_cross_entropy",
            make_args=make_args, output=out)
+
+
+def _check(student, args, why):
+    out = call(student, "masked_cross_entropy", *args)
+    loss, dlogits = unpack(out, "masked_cross_entropy", ("loss", "dlogits"))
+    want_loss, want_d = ref.masked_cross_entropy(*args)
+    make_args = lambda: args
+    expect(explained(check_number("loss", loss, want_loss, rtol=SCALAR_RTOL, atol=SCALAR_ATOL), why),
+           function="masked_cross_entropy", make_args=make_args, output=out)
+    expect(explained(check_array("dlogits", dlogits, want_d), why), function="masked_cross_entropy",
+           make_args=make_args, output=out)
+
+
+@pytest.mark.points(1)
+def test_scored_targets_with_tiny_probabilities(student, rng):
+    """Scored targets 100 to 300 below their row's maximum: exact in float64, changed by any epsilon
+    or clip inside the log."""
+    logits, targets, mask = _padded_batch(rng, 3, 5, 12)
+    for b in range(3):                      # position 0 is always scored
+        logits[b, 0, targets[b, 0]] = logits[b, 0].max() - rng.uniform(100.0, 300.0)
+    _check(student, (logits, targets, mask),
+           "Here some scored targets' logits are 100 to 300 below their row's largest: their probability is "
+           "tiny but exact in float64, and an epsilon added inside the log or a clip of the probabilities "
+           "changes their loss. Take the log of the probability itself, or compute log-probabilities as "
+           "`x - max - log(sum(exp(x - max)))`.")
+
+
+@pytest.mark.points(1)
+def test_float32_logits_give_float64_dlogits(student, rng):
+    logits, targets, mask = _padded_batch(rng, 2, 4, 7)
+    _check(student, (logits.astype(np.float32), targets, mask),
+           "The docstring promises float64 `dlogits` for logits of any float dtype: convert the logits to "
+           "float64 first.")
+
+
+@pytest.mark.points(1)
+def test_a_0_1_integer_mask(student, rng):
+    """The docstring allows a 0/1 mask: used as an index, an integer array picks positions 0 and 1."""
+    logits = rng.standard_normal((3, 6, 8)) * 2
+    mask = rng.random((3, 6)) < 0.6
+    mask[:, 0], mask[0, 2] = False, True    # position 0 unscored: indexing with the ints shows
+    targets = np.where(mask, rng.integers(0, 8, size=(3, 6)), -1)
+    _check(student, (logits, targets, mask.astype(np.int64)),
+           "Here `mask` is a 0/1 integer array, which the docstring allows: used as an index, an integer "
+           "array picks positions 0 and 1 instead of the scored ones. Convert it with `mask.astype(bool)` "
+           "first.")
 
 
 @pytest.mark.points(1)

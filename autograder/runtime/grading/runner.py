@@ -52,6 +52,7 @@ class SandboxStudent:
             return value
 
         call.isolated_call = isolated_call
+        call.numbers_read = dict(self._session.numbers_read.get(name, {}))
         call.__name__ = name
         call.__signature__ = inspect.Signature(
             [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])

@@ -10,10 +10,15 @@ Time: each round trip (loading the code, each call) gets
 ``Limits.wall_seconds_per_call``, and the whole session
 ``Limits.wall_seconds_total``. A worker that overruns is killed with all its
 processes; the next call starts a fresh one, which loads the code again.
+
+Why one module of this size: a session's protocol and its reading of the worker's replies change
+together (every field the worker sends is validated where the request is made), and the worker
+runs student code, so nothing it reports may be trusted unread.
 """
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from typing import Any, Protocol, Sequence
@@ -145,6 +150,8 @@ class SandboxSession:
         self.isolation_detail: str = chosen.detail
         self.import_result: ImportResult | None = None
         self.functions: dict[str, tuple[str, ...]] = {}
+        #: Per function, the notebook-level whole numbers it reads (e.g. ``{"B": 4}``).
+        self.numbers_read: dict[str, dict[str, int]] = {}
         self.survivors: list[int] = []
         self._output = OutputBuffer(limits.stdout_bytes)
         self._worker: WorkerProcess | None = None
@@ -291,6 +298,7 @@ class SandboxSession:
         if fields.get("ok") is not True or not isinstance(fields.get("errors"), list):
             return failed(f"the code could not be loaded: {_text(fields, 'message') or 'malformed reply'}.")
         self.functions = _parse_functions(fields.get("functions"))
+        self.numbers_read = _parse_numbers_read(fields.get("numbers_read"), self.functions)
         cell_errors = tuple(_parse_cell_error(e) for e in fields["errors"][:len(self.cells)])
         error = None
         if cell_errors:
@@ -390,6 +398,26 @@ def _parse_functions(raw: Any) -> dict[str, tuple[str, ...]]:
     return {name: tuple(p for p in params if isinstance(p, str))
             for name, params in raw.items()
             if isinstance(name, str) and isinstance(params, list)}
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
+
+
+def _parse_numbers_read(raw: Any, functions: dict[str, tuple[str, ...]]) -> dict[str, dict[str, int]]:
+    """The worker's report of notebook-level numbers each function reads: plain ASCII names and
+    ints only, a few per function (the worker runs student code, so its report is not trusted)."""
+    if not isinstance(raw, dict):
+        return {}
+    found: dict[str, dict[str, int]] = {}
+    for function, numbers in raw.items():
+        if function not in functions or not isinstance(numbers, dict):
+            continue
+        plain = {name: value for name, value in list(numbers.items())[:6]
+                 if isinstance(name, str) and _IDENTIFIER.fullmatch(name)
+                 and type(value) is int and 2 <= value < 10**12}
+        if plain:
+            found[function] = plain
+    return found
 
 
 def _parse_cell_error(raw: Any) -> CellError:

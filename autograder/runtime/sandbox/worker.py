@@ -28,6 +28,7 @@ Why one module of this size: it is sent into the sandbox as source text with the
 from __future__ import annotations
 
 import builtins
+import dis
 import importlib
 import inspect
 import io
@@ -153,6 +154,25 @@ def _parameters(fn: Any) -> list[str]:
     return [str(name)[:100] for name in names[:MAX_PARAMS]]
 
 
+def _numbers_read(fn: Any, namespace: dict[str, Any]) -> dict[str, int]:
+    """The module-level ints (2 or more) ``fn``'s code, nested code included, loads as globals."""
+    code = getattr(fn, "__code__", None)
+    found: dict[str, int] = {}
+    stack = [code] if code is not None and hasattr(code, "co_code") else []
+    try:
+        while stack and len(found) < 6:
+            current = stack.pop()
+            stack.extend(c for c in current.co_consts if hasattr(c, "co_code"))
+            for op in dis.get_instructions(current):
+                if op.opname in ("LOAD_GLOBAL", "LOAD_NAME") and isinstance(op.argval, str):
+                    value = namespace.get(op.argval)
+                    if type(value) is int and 2 <= value < 10**12:
+                        found[op.argval[:40]] = value
+    except Exception:   # a code object the student built by hand: nothing to report
+        return {}
+    return found
+
+
 def _changed(before: Any, after: Any, np: ModuleType) -> bool:
     """Whether an array argument differs from its copy taken before the call."""
     if type(after) is not np.ndarray or after.shape != before.shape or after.dtype != before.dtype:
@@ -244,7 +264,8 @@ class Worker:
                 exec(compile(source, filename, "exec"), namespace)
             except BaseException as exc:   # SystemExit and KeyboardInterrupt are failures too
                 errors.append({"cell": index, **describe_exception(exc)})
-        return self.pack({"ok": True, "errors": errors, "functions": self.functions()})
+        return self.pack({"ok": True, "errors": errors, "functions": self.functions(),
+                          "numbers_read": self.numbers_read()})
 
     def _keep_copy(self, cells: list[str]) -> None:
         # The submission's file in the work directory, for code that reads
@@ -264,6 +285,20 @@ class Worker:
             if isinstance(name, str) and not name.startswith("__") and callable(value) \
                     and not isinstance(value, ModuleType):
                 found[name[:200]] = _parameters(value)
+        return found
+
+    def numbers_read(self) -> dict[str, dict[str, int]]:
+        """For each defined function, the notebook-level whole numbers of 2 or more it reads by name
+        (``B``, ``T``, ``V`` set in an earlier cell): a size taken from there instead of from the
+        arguments is a common slip, which the grader names when the function fails."""
+        found: dict[str, dict[str, int]] = {}
+        for name, value in list(self.namespace.items()):
+            if len(found) >= MAX_FUNCTIONS:
+                break
+            if isinstance(name, str) and not name.startswith("__") and callable(value):
+                numbers = _numbers_read(value, self.namespace)
+                if numbers:
+                    found[name[:200]] = numbers
         return found
 
     def call(self, function: Any, args: Any) -> bytes:

@@ -1,0 +1,190 @@
+"""Read a student's exception for its likely cause.
+
+"ValueError: operands could not be broadcast together with shapes (4,8,50) (4,8)"
+says what NumPy could not do, not what the student did. Most such errors in this
+unit come from a handful of slips: a reduction that dropped its axis, einsum
+letters for another number of axes, padded targets used as indices, a V x V
+array, floats used as indices or counts. Each rule here recognises one of them
+from the exception's type and message (NumPy's wording) and the call's
+arguments, and says the cause in one sentence.
+
+Only numbers and shapes parsed from the message and the argument names enter the
+sentence, never the message's own text, so a student who raises an exception with
+crafted text cannot put words into the feedback.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+import numpy as np
+
+_SHAPE = r"\(([\d, ]*)\)"
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.replace(" ", "").split(",") if part)
+
+
+def _dropped_axis(longer: tuple[int, ...], shorter: tuple[int, ...]) -> int | None:
+    """The axis of ``longer`` whose removal gives ``shorter``, if one does."""
+    if len(longer) != len(shorter) + 1:
+        return None
+    for axis in range(len(longer) - 1, -1, -1):
+        if longer[:axis] + longer[axis + 1:] == shorter:
+            return axis
+    return None
+
+
+def _broadcast(message: str, _: list[tuple[str, Any]]) -> str | None:
+    found = re.search(rf"could not be broadcast together with shapes {_SHAPE} {_SHAPE}", message)
+    if not found:
+        return None
+    a, b = _shape(found.group(1)), _shape(found.group(2))
+    longer, shorter = (a, b) if len(a) >= len(b) else (b, a)
+    axis = _dropped_axis(longer, shorter)
+    if axis is not None:
+        return (f"an array of shape {shorter} meets one of shape {longer}: a sum, max or mean over axis "
+                f"{axis} dropped that axis, so the result no longer lines up with the array it came from. "
+                "Keep the axis with `keepdims=True` (or add it back with `[..., None]`).")
+    if len(a) == len(b) == 1:
+        return (f"two vectors of different lengths ({a[0]} and {b[0]}) meet in one operation: one of them "
+                "was made or sliced with another size than the other.")
+    return None
+
+
+def _assign(message: str, _: list[tuple[str, Any]]) -> str | None:
+    found = re.search(rf"could not broadcast input array from shape {_SHAPE} into shape {_SHAPE}", message)
+    if not found:
+        return None
+    return (f"values of shape {_shape(found.group(1))} are written into a place of shape "
+            f"{_shape(found.group(2))}: the array written into was made with another size than the "
+            "values (check the shape you allocate, e.g. in `np.zeros(...)` or `np.zeros_like(...)`).")
+
+
+def _matmul(message: str, _: list[tuple[str, Any]]) -> str | None:
+    found = (re.search(r"mismatch in its core dimension \d+.*\(size (\d+) is different from (\d+)\)", message)
+             or re.search(r"shapes \S+ and \S+ not aligned: (\d+) \(dim \d+\) != (\d+)", message))
+    if not found:
+        return None
+    return (f"a matrix product whose inner sizes differ ({found.group(1)} and {found.group(2)}): one "
+            "operand needs a transpose, or the two are in the wrong order.")
+
+
+def _einsum(message: str, _: list[tuple[str, Any]]) -> str | None:
+    if "subscripts" not in message or "einstein sum" not in message:
+        return None
+    return ("the `np.einsum` subscripts name another number of axes than an operand has: write one "
+            "letter per axis of each operand (a 3-D array needs three, e.g. `'btd,vd->btv'`).")
+
+
+def _index(message: str, named: list[tuple[str, Any]]) -> str | None:
+    found = re.search(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)", message)
+    if not found:
+        return None
+    index, size = int(found.group(1)), int(found.group(3))
+    ids = [name for name, arg in named if isinstance(arg, np.ndarray) and arg.dtype.kind in "iu"
+           and arg.size and (index in arg)]
+    if ids:
+        return (f"`{ids[0]}` holds {index}, which is not a valid index for an axis of size {size}: "
+                f"entries that are padding (the ones a mask leaves out) must not be used as indices. "
+                "Pick the kept positions first, or replace the padded ids with a valid one before indexing "
+                "and leave those positions out afterwards.")
+    return (f"the index {index} is used on an axis of size {size}: a loop bound or an index is off, or "
+            "comes from a size other than the array's own.")
+
+
+def _too_many_indices(message: str, _: list[tuple[str, Any]]) -> str | None:
+    found = (re.search(r"array is (\d+)-dimensional, but (\d+) were indexed", message)
+             or re.search(r"axis (\d+) is out of bounds for array of dimension (\d+)", message))
+    if not found:
+        return None
+    return ("the code assumes its input has another number of axes than it has: take the axes from the "
+            "input (e.g. `axis=-1` for the last one) rather than counting them for one case.")
+
+
+def _reshape(message: str, named: list[tuple[str, Any]]) -> str | None:
+    found = re.search(rf"cannot reshape array of size (\d+) into shape {_SHAPE}", message)
+    if not found:
+        return None
+    return (f"{found.group(1)} values cannot be reshaped into {_shape(found.group(2))}: the new shape is "
+            "not taken from the input (a size from a notebook variable or an example, rather than "
+            "`x.shape`).")
+
+
+def _allocation(message: str, named: list[tuple[str, Any]]) -> str | None:
+    found = re.search(rf"Unable to allocate .* with shape {_SHAPE}", message)
+    if not found:
+        return None
+    shape = _shape(found.group(1))
+    if len(shape) >= 2 and shape[-1] == shape[-2]:
+        return (f"the code builds a {shape[-2]} × {shape[-1]} array, which does not fit in memory for a "
+                "large vocabulary (for example `np.eye(V)[targets]` for a one-hot): pick the entries you "
+                "need by indexing instead.")
+    return f"the code builds an array of shape {shape}, too large to fit in memory: work without it."
+
+
+def _float_index(message: str, _: list[tuple[str, Any]]) -> str | None:
+    if "arrays used as indices must be of integer (or boolean) type" in message \
+            or "only integers, slices" in message:
+        return ("an array of floats (or another non-integer type) is used as an index: targets must be "
+                "integers and masks booleans (`.astype(int)` or `.astype(bool)`).")
+    if "cannot be interpreted as an integer" in message:
+        return ("a float is used where a whole number is needed (a size, a `range(...)` bound or an "
+                "index): use `//` or `int(...)`.")
+    return None
+
+
+def _ambiguous(message: str, _: list[tuple[str, Any]]) -> str | None:
+    if "truth value of an array with more than one element is ambiguous" not in message:
+        return None
+    return ("an array is used where one True or False is needed: `if`, `and`, `or`, `while` or the "
+            "built-in `max`/`min`/`abs` on an array. Use `np.maximum`, `np.where`, `np.abs`, `.any()` "
+            "or `.all()` for element-wise work.")
+
+
+def _cast(message: str, _: list[tuple[str, Any]]) -> str | None:
+    found = re.search(r"Cannot cast ufunc '\w+' output from dtype\('(\w+)'\) to dtype\('(\w+)'\)", message)
+    if not found or not all(_is_dtype(found.group(i)) for i in (1, 2)):
+        return None
+    return (f"{found.group(1)} values are added into an array of dtype {found.group(2)} in place: the "
+            "array was made with the wrong dtype (for example `np.zeros_like` of integer targets); make "
+            "it with a float dtype.")
+
+
+def _is_dtype(name: str) -> bool:
+    try:
+        np.dtype(name)
+    except TypeError:
+        return False
+    return True
+
+
+def _division(message: str, named: list[tuple[str, Any]]) -> str | None:
+    if "division by zero" not in message:
+        return None
+    empty = [name for name, arg in named if isinstance(arg, np.ndarray) and arg.dtype.kind == "b"
+             and arg.size and not arg.any()]
+    if empty:
+        return (f"a division by 0: here `{empty[0]}` keeps no position, so a count of kept positions is 0. "
+                "Handle that case as the notebook says before dividing.")
+    return "a division by a count or a size that is 0 here."
+
+
+_RULES: tuple[Callable[[str, list[tuple[str, Any]]], str | None], ...] = (
+    _broadcast, _assign, _matmul, _einsum, _index, _too_many_indices, _reshape, _allocation,
+    _float_index, _ambiguous, _cast, _division)
+
+
+def cause_of(message: str, parameters: list[str], args: tuple) -> str:
+    """One sentence on the likely cause of an exception whose text is ``message`` (NumPy's wording),
+    raised by a call on ``args``; '' when no rule recognises it."""
+    named = list(zip(parameters, args))
+    for rule in _RULES:
+        try:
+            found = rule(message, named)
+        except Exception:           # a message shaped unlike NumPy's says nothing
+            found = None
+        if found:
+            return "Likely cause: " + found
+    return ""
