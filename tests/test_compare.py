@@ -64,7 +64,12 @@ def test_integer_arrays_compare_exactly_and_accept_any_integer_dtype():
     assert not check_array("yb", np.array([3, 1, 3]), expected, exact=True).ok
 
 
-@pytest.mark.parametrize("value", [2.154435, np.float64(2.154435), np.float32(2.154435)])
+def test_a_float32_scalar_is_refused_for_its_precision():
+    verdict = check_number("ppl", np.float32(2.154435), 2.154435, rtol=1e-6)
+    assert not verdict.ok and "float32" in verdict.message
+
+
+@pytest.mark.parametrize("value", [2.154435, np.float64(2.154435)])
 def test_plain_numbers_are_accepted(value):
     assert check_number("ppl", value, 2.154435, rtol=1e-6).ok
 

@@ -182,10 +182,13 @@ def test_exceptions_are_read_for_their_cause():
     x = np.zeros((2, 3, 5))
     said = cause_of("ValueError: operands could not be broadcast together with shapes (2,3,5) (2,3) ", ["x"], (x,))
     assert "keepdims=True" in said and "axis 2" in said
-    targets = np.array([[1, -100, 2]])
-    said = cause_of("IndexError: index -100 is out of bounds for axis 1 with size 5", ["logits", "targets"],
-                    (x, targets))
+    targets, mask = np.array([[1, -100, 2]]), np.array([[True, False, True]])
+    said = cause_of("IndexError: index -100 is out of bounds for axis 1 with size 5", ["logits", "targets", "mask"],
+                    (x, targets, mask))
     assert "`targets` holds -100" in said and "padding" in said
+    said = cause_of("IndexError: index 2 is out of bounds for axis 0 with size 1", ["logits", "targets"],
+                    (x, targets))                           # no mask: the ids go along the wrong axis
+    assert "another axis" in said and "padding" not in said
     assert "einsum" in cause_of("ValueError: einstein sum subscripts string contains too many subscripts "
                                 "for operand 0", ["x"], (x,))
     assert "50000 × 50000" in cause_of("MemoryError: Unable to allocate 18.6 GiB for an array with shape "
@@ -232,3 +235,13 @@ def test_the_judge_names_an_inexact_restore_and_notebook_level_numbers():
     with pytest.raises(Feedback) as raised:     # forgotten with the student: never told to the next
         expect(check_number("loss", out, out + 1.0), function="loss", output=out)
     assert "notebook-level" not in str(raised.value)
+
+
+def test_shapes_off_by_one_along_one_axis_and_one_blocks_count_are_named():
+    right = np.arange(12).reshape(3, 4)
+    said = relation(right[:, :3], right, ["data"], (np.arange(40),))
+    assert "3 entries along axis 1 where 4 are due" in said and "stops too early" in said
+    params = ["vocab_size", "block_size", "n_embd", "n_layer", "ffn_dim", "tied"]
+    args = (1000, 64, 48, 5, 192, True)
+    said = relation({"attention": 4 * 48 * 48 + 4 * 48}, {"attention": 5 * (4 * 48 * 48 + 4 * 48)}, params, args)
+    assert "`n_layer` (5) times too small" in said

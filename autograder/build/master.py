@@ -154,7 +154,9 @@ def render_master(settings: AssignmentSettings) -> tuple[nbformat.NotebookNode, 
         cells.append(raw("# END QUESTION"))
         after = spec.folder / "cells" / f"after_{q.name}.py.j2"
         if after.is_file():
-            cells.append(code(_render(env, f"cells/after_{q.name}.py.j2", context, where)))
+            demo = code(_render(env, f"cells/after_{q.name}.py.j2", context, where))
+            demo.metadata["lmhead"] = {"demo": True}
+            cells.append(demo)
     notebook = nbformat.v4.new_notebook(cells=cells)
     notebook.metadata["kernelspec"] = dict(KERNELSPEC)
     notebook.metadata["language_info"] = {"name": "python"}
@@ -165,13 +167,24 @@ def _format_points(points: float) -> str:
     return f"{points:g}"
 
 
-def hidden_config(settings: AssignmentSettings, items: list[HiddenItem], secret: str) -> str:
+def demo_cells(master: nbformat.NotebookNode) -> list[str]:
+    """The sources of the lesson-workflow cells the build added after questions (``cells/after_*``)."""
+    return [c.source for c in master.cells
+            if c.cell_type == "code" and c.metadata.get("lmhead", {}).get("demo")]
+
+
+def hidden_config(settings: AssignmentSettings, items: list[HiddenItem], secret: str,
+                  demos: list[str] = ()) -> str:
     """The JSON the graders read: the secret, questions, functions and each hidden item's points.
 
     ``secret`` (made by the build with ``secrets``) is mixed with each
     submission to draw its hidden inputs; it lives only in the autograder zip.
+    ``demos`` are the lesson-workflow cells, recorded by hash so grading can leave them out
+    where nothing depends on them (``grading.demo_cells``).
     """
+    from autograder.runtime.grading.demo_cells import demo_digest
     return json.dumps({
+        "demo_cells": sorted({demo_digest(source) for source in demos}),
         "assignment": settings.name,
         "secret": secret,
         "solutions_module": settings.spec.solutions_module,

@@ -22,7 +22,7 @@ import nbformat
 from autograder.build.config import AssignmentSettings, resolve_settings
 from autograder.build.contents import support_files
 from autograder.build.hidden_items import HiddenItem
-from autograder.build.master import hidden_config, render_master
+from autograder.build.master import demo_cells, hidden_config, render_master
 from autograder.build.otter_steps import otter_assign, otter_run, score_of
 from autograder.build.wheel import build_runtime_wheel
 from autograder.build.zips import write_zip
@@ -50,9 +50,10 @@ class BuildResult:
     student_score: tuple[float, float] | None
 
 
-def _write_support(settings: AssignmentSettings, items: list[HiddenItem], support: Path) -> None:
+def _write_support(settings: AssignmentSettings, items: list[HiddenItem], support: Path,
+                   demos: list[str] = ()) -> None:
     """The folder shipped in the zip: hidden tests, references, catalogue, config, runtime wheel."""
-    config = hidden_config(settings, items, secrets.token_hex(SECRET_BYTES))
+    config = hidden_config(settings, items, secrets.token_hex(SECRET_BYTES), demos)
     for name, data in support_files(settings.spec.folder, [q.name for q in settings.questions], config):
         target = support / name
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -118,7 +119,7 @@ def _render_one(settings: AssignmentSettings, scratch: Path) -> tuple[Path, floa
     master_nb, items = render_master(settings)
     master = work / f"{settings.name}.ipynb"
     nbformat.write(master_nb, master)
-    _write_support(settings, items, work / SUPPORT_DIR)
+    _write_support(settings, items, work / SUPPORT_DIR, demo_cells(master_nb))
     return master, time.perf_counter() - start
 
 

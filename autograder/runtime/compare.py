@@ -116,6 +116,9 @@ def number_structure(name: str, value, *, integer: bool = False) -> Verdict:
     if type(value) not in PLAIN_NUMBER_TYPES:
         return Verdict(False, f"`{name}` should be a plain number but is a {type(value).__module__}."
                               f"{type(value).__qualname__}: return float(...) or int(...).")
+    if isinstance(value, np.floating) and np.dtype(type(value)).itemsize < 8:
+        return Verdict(False, f"`{name}` is a numpy.{type(value).__name__}, which keeps too few digits: "
+                              "compute in float64 and return float(...).")
     if not isinstance(value, (int, np.integer)) and not np.isfinite(float(value)):
         return Verdict(False, f"`{name}` is not finite (nan or inf): look for an exp that overflows, "
                               "a product that underflows to 0, or a log of 0 or a division by 0.")
@@ -172,4 +175,4 @@ def check_plain(name: str, value, kind: type, why: str) -> Verdict:
 
 def explained(verdict: Verdict, why: str) -> Verdict:
     """``verdict``, with ``why`` (what the test's inputs probe, and what that needs) added when it failed."""
-    return verdict if verdict.ok else Verdict(False, f"{verdict.message} {why}")
+    return verdict if verdict.ok or not why else Verdict(False, f"{verdict.message} {why}")

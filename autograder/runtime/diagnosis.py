@@ -299,7 +299,11 @@ def diagnose(
                 _rule_out(m)
             continue
         if values_match(output, ref_output):
-            continue                      # indistinguishable from a correct answer here
+            # Indistinguishable from a correct answer here, so not named here; but where the
+            # student's values are wrong, they are not this mistake's either.
+            if not values_match(student_output, ref_output):
+                _rule_out(m)
+            continue
         if values_match(output, student_output):
             found.append(m)
         else:

@@ -85,6 +85,12 @@ def _index(message: str, named: list[tuple[str, Any]]) -> str | None:
     index, size = int(found.group(1)), int(found.group(3))
     ids = [name for name, arg in named if isinstance(arg, np.ndarray) and arg.dtype.kind in "iu"
            and arg.size and (index in arg)]
+    masked = any(isinstance(arg, np.ndarray) and arg.shape and name != ids[0] and arg.dtype.kind in "biu"
+                 and set(np.unique(arg).tolist()) <= {0, 1} for name, arg in named) if ids else False
+    if ids and not masked:
+        return (f"`{ids[0]}` holds {index}, which indexes an axis of size {size}: the ids are used along "
+                "another axis than the one they number (the vocabulary is the last axis; pick rows with "
+                f"`np.arange(N)` and columns with `{ids[0]}`).")
     if ids:
         return (f"`{ids[0]}` holds {index}, which is not a valid index for an axis of size {size}: "
                 f"entries that are padding (the ones a mask leaves out) must not be used as indices. "

@@ -106,7 +106,7 @@ def _array_relation(s: np.ndarray, r: np.ndarray, sizes: list[tuple[int, str]],
             if order != tuple(range(r.ndim)) and _close(s64, np.transpose(r64, order)):
                 return (f"has the right values, with its axes in the order {order} of the right result's "
                         "(a transpose or a reshape where the axes had to be moved)")
-        return None
+        return _one_axis_off(s.shape, r.shape)
     if _close(s64, r64):
         return None                      # the values are right: what failed is not about them
     floats = r.dtype.kind == "f"
@@ -139,6 +139,20 @@ def _rounding_sized(s: np.ndarray, r: np.ndarray) -> str | None:
                 "of the values' size): part of the computation runs in float32 (a cast or a float32 "
                 "array), or a tiny constant is added somewhere; compute in float64")
     return None
+
+
+def _one_axis_off(got: tuple[int, ...], due: tuple[int, ...]) -> str | None:
+    """Shapes that differ by one or two entries along a single axis: a slice or range bound off."""
+    if len(got) != len(due):
+        return None
+    off = [axis for axis, (a, b) in enumerate(zip(got, due)) if a != b]
+    if len(off) != 1 or abs(got[off[0]] - due[off[0]]) > 2:
+        return None
+    axis = off[0]
+    fewer = got[axis] < due[axis]
+    return (f"has {got[axis]} entries along axis {axis} where {due[axis]} are due: a slice or a range "
+            f"{'stops too early' if fewer else 'runs too far'} (check each bound, such as `i + T` against "
+            "`i + T + 1`)")
 
 
 def _non_finite_cause(named: list[tuple[str, Any]]) -> str | None:
@@ -281,6 +295,12 @@ def count_difference(s: Any, r: Any, named: list[tuple[str, Any]]) -> str | None
              if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and int(v) >= 2]
     if diff == 0 or not sizes:
         return None
+    for name, v in sizes:                # one block's count where every block's is due, or the reverse
+        if int(s) * v == int(r):
+            return (f"is exactly `{name}` ({v}) times too small: a count for one where all `{name}` of "
+                    "them are due")
+        if int(r) * v == int(s) and int(r) != 0:
+            return f"is exactly `{name}` ({v}) times too large: a count multiplied by `{name}` once too often"
     found = []
     for count in (1, 2, 3):
         for combo in itertools.combinations_with_replacement(sizes, count):

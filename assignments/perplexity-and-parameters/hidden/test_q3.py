@@ -58,9 +58,7 @@ def test_scored_targets_with_tiny_probabilities(student, rng):
 @pytest.mark.points(1)
 def test_float32_logits_give_float64_dlogits(student, rng):
     logits, targets, mask = _padded_batch(rng, 2, 4, 7)
-    _check(student, (logits.astype(np.float32), targets, mask),
-           "The docstring promises float64 `dlogits` for logits of any float dtype: convert the logits to "
-           "float64 first.")
+    _check(student, (logits.astype(np.float32), targets, mask), "")   # a float32 dlogits: its dtype is named
 
 
 @pytest.mark.points(1)
@@ -70,10 +68,7 @@ def test_a_0_1_integer_mask(student, rng):
     mask = rng.random((3, 6)) < 0.6
     mask[:, 0], mask[0, 2] = False, True    # position 0 unscored: indexing with the ints shows
     targets = np.where(mask, rng.integers(0, 8, size=(3, 6)), -1)
-    _check(student, (logits, targets, mask.astype(np.int64)),
-           "Here `mask` is a 0/1 integer array, which the docstring allows: used as an index, an integer "
-           "array picks positions 0 and 1 instead of the scored ones. Convert it with `mask.astype(bool)` "
-           "first.")
+    _check(student, (logits, targets, mask.astype(np.int64)), "")   # the catalogue names the index slip
 
 
 @pytest.mark.points(1)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from autograder.runtime.grading.demo_cells import without_demo_cells
 from autograder.runtime.grading.extract import Program, attempted, extract_program
 from autograder.runtime.grading.intake import IntakeLimits, Rejected, read_submission
 from autograder.runtime.grading.outcome import GradeOutcome, ItemOutcome
@@ -75,6 +76,7 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, clearanc
     start = time.perf_counter()
     notes = list(program.notes)
     suite = ag.suite
+    program = without_demo_cells(program, ag.demo_cells)
     with SandboxSession(list(program.cells), limits, isolation=clearance.level, warm=warm) as session:
         loaded = session.start()
         level = clearance.label
@@ -93,8 +95,9 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, clearanc
             items, diagnoses = _not_run(ag, "Not run: your notebook did not finish loading."), ()
         stdout = session.load_stdout
         if session.call_output_bytes:
-            notes.append(f"Your functions printed about {session.call_output_bytes:,} bytes while the hidden "
-                         "tests called them; that output is not shown, since it would show the hidden inputs.")
+            notes.append(f"Your functions wrote about {session.call_output_bytes:,} bytes of output (prints, or "
+                         "warnings such as NumPy's overflow warnings) while the hidden tests called them; that "
+                         "output is not shown, since it would show the hidden inputs.")
     # The worker is gone; only now is the outcome assembled.
     status = "timeout" if loaded.timed_out else "graded"
     flags = tuple(flag for flag, present in (("not-attempted", not attempted(program, ag.student_functions)),

@@ -55,6 +55,8 @@ class LoadedAutograder:
     items: dict[str, tuple[tuple[str, float], ...]]
     digest: str
     solutions_module: str = "solutions"
+    #: Hashes of the lesson-workflow cells the build added (see ``grading.demo_cells``).
+    demo_cells: frozenset[str] = frozenset()
 
     @property
     def possible(self) -> float:
@@ -134,8 +136,9 @@ def load_support_dir(support: str | Path, digest: str = "") -> LoadedAutograder:
         secret = bytes.fromhex(config["secret"])
         if len(secret) < 16:
             raise ValueError("the secret is shorter than 16 bytes")
+        demos = frozenset(d for d in config.get("demo_cells", []) if isinstance(d, str))
         return LoadedAutograder(config["assignment"], support, secret, questions, functions, items, digest,
-                                str(config.get("solutions_module", "solutions")))
+                                str(config.get("solutions_module", "solutions")), demos)
     except (OSError, KeyError, ValueError, TypeError) as exc:
         raise AutograderError(f"{support / CONFIG_NAME} is missing or malformed ({exc}); "
                               "rebuild the autograder with `grader build`.") from None

@@ -1,0 +1,67 @@
+import numpy as np
+
+
+def sequence_log_prob(cond_probs) -> float:
+    p = np.asarray(cond_probs, dtype=np.float64)
+    return float(np.sum(np.log(p)))
+
+
+def perplexity(token_probs) -> float:
+    p = np.asarray(token_probs, dtype=np.float64)
+    return float(np.exp(-np.mean(np.log(p))))
+
+
+def perplexity_from_loss(mean_nll: float) -> float:
+    return float(np.exp(mean_nll))
+
+
+def masked_cross_entropy(
+    logits: np.ndarray, targets: np.ndarray, mask: np.ndarray
+) -> tuple[float, np.ndarray]:
+    V = logits.shape[-1]
+    flat = np.asarray(logits, dtype=np.float64).reshape(-1, V)
+    m = np.asarray(mask).astype(bool).reshape(-1)
+    y = np.asarray(targets).reshape(-1)
+    M = int(m.sum())
+    dlogits = np.zeros(flat.shape, dtype=np.float64)
+    if M == 0:
+        return 0.0, dlogits.reshape(logits.shape)
+    rows = np.nonzero(m)[0]
+    sel = flat[rows]
+    ys = y[rows]
+    z = sel - sel.max(axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    r = np.arange(M)
+    loss = -logp[r, ys].sum() / M
+    g = np.exp(logp)
+    g[r, ys] -= 1.0
+    dlogits[rows] = g / M
+    return float(loss), dlogits.reshape(logits.shape)
+
+
+def tied_lm_head(hidden: np.ndarray, E: np.ndarray) -> np.ndarray:
+    return hidden @ E.T
+
+
+def greedy_next_token(h_last: np.ndarray, W_head: np.ndarray) -> int:
+    logits = h_last @ W_head
+    return int(np.argmax(logits))
+
+
+def causal_mask(T: int) -> np.ndarray:
+    return np.triu(np.ones((T, T), dtype=bool), k=1)
+
+
+def gpt_param_count(vocab_size, block_size, n_embd, n_layer, ffn_dim, tied=True):
+    d, f = n_embd, ffn_dim
+    counts = {"embeddings": vocab_size * d + block_size * d,
+              "attention": 0, "ffn": 0, "layernorm": 0,
+              "lm_head": 0 if tied else vocab_size * d}
+    for _ in range(n_layer):
+        for _proj in ("q", "k", "v", "o"):
+            counts["attention"] += d * d + d
+        counts["ffn"] += d * f + f + f * d + d
+        for _ln in ("ln1", "ln2"):
+            counts["layernorm"] += d + d
+    counts["total"] = sum(counts.values())
+    return {k: int(v) for k, v in counts.items()}
