@@ -8,7 +8,7 @@ all of them with `grader grade`, checks that the sample's scores agree, and
 prints the figures against their targets, with the floor: the hidden suite's
 own CPU time on the reference, in-process, divided by the cores.
 
-    python benchmarks/grade_throughput.py [--size 200] [--sample 5] [--workers 2]
+    python benchmarks/grade_throughput.py [--size 200] [--sample 5] [--workers 2] [--scale 1000]
 """
 from __future__ import annotations
 
@@ -43,6 +43,9 @@ TARGET_RATIO = 50.0
 SHIPPED_TARGET = 1.2
 FLOOR_TARGET = 2.0
 MEMORY_LIMIT_MB = 1024.0
+#: A larger class grades at the same per-submission time (within this multiple); its report is this quick.
+SCALE_TARGET = 1.15
+REPORT_TARGET_S = 5.0
 
 
 def synthesize_class(solution: nbformat.NotebookNode, folder: Path, size: int, rng: random.Random) -> dict[str, str]:
@@ -141,6 +144,21 @@ def run_grader(folder: Path, zip_path: Path, out: Path, workers: int, timeout: f
     return time.perf_counter() - start, peak
 
 
+def scale_run(solution: nbformat.NotebookNode, zip_path: Path, tmp: Path,
+              args: argparse.Namespace) -> tuple[float, float, float]:
+    """Grade a class of ``args.scale`` the same way, then time `grader report` on it: (grading wall
+    seconds, peak memory in MB, report seconds)."""
+    cohort = tmp / "scale-cohort"
+    cohort.mkdir()
+    synthesize_class(solution, cohort, args.scale, random.Random(args.seed + 1))
+    out = tmp / "scale-graded"
+    wall, peak = run_grader(cohort, zip_path, out, args.workers, args.timeout)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "autograder.cli", "report", str(out), "-o", str(tmp / "report.html")],
+                   cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return wall, peak, time.perf_counter() - start
+
+
 def suite_floor(seconds: float = 3.0) -> float:
     """CPU seconds of one hidden-suite run on the reference, in-process, no sandbox."""
     from autograder.runtime.grading.support import load_support_dir  # noqa: F401  (the same engine)
@@ -165,6 +183,9 @@ def main() -> None:
     parser.add_argument("--cohort", choices=["class", "mixed"], default="class",
                         help="class: 1/3 correct, 2/3 one catalogued mistake (the targets' class); "
                              "mixed: also partial, broken and endless submissions")
+    parser.add_argument("--scale", type=int, default=0,
+                        help="also grade a class of this size (e.g. 1000) and report it: per-submission time "
+                             "against the --size class, peak memory, and `grader report`'s time")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     from tests.adversarial import without_plugin
@@ -195,6 +216,7 @@ def main() -> None:
         with open(out / "gradebook.csv", newline="") as handle:
             ours = {row["student"]: row for row in csv.DictReader(handle)}
         floor_cpu = suite_floor()
+        scaled = scale_run(solution, result.autograder_zip, tmp, args) if args.scale else None
 
     mismatches = [(s, otter_scores[s], float(ours[s]["total"])) for s in sample
                   if abs(otter_scores[s] - float(ours[s]["total"])) > 1e-6]
@@ -224,6 +246,15 @@ def main() -> None:
           f"(goal <= {FLOOR_TARGET:.0f}x)")
     print(f"scores agree on the sample: {len(sample) - len(mismatches)}/{len(sample)}"
           + (f"; mismatches: {mismatches}" if mismatches else ""))
+    if scaled is not None:
+        big_wall, big_peak, report_s = scaled
+        big_per = big_wall / args.scale
+        print(f"scale: {args.scale} submissions in {big_wall:.1f} s, {big_per:.3f} s per submission = "
+              f"{big_per / per:.2f}x the {len(kinds)}-submission class's (target <= {SCALE_TARGET:.2f}x): "
+              f"{'met' if big_per / per <= SCALE_TARGET else 'NOT met'}; peak memory {big_peak:.0f} MB "
+              f"(limit {MEMORY_LIMIT_MB:.0f} MB): {'met' if big_peak <= MEMORY_LIMIT_MB else 'NOT met'}")
+        print(f"grader report on {args.scale} students: {report_s:.2f} s (target < {REPORT_TARGET_S:.0f} s): "
+              f"{'met' if report_s < REPORT_TARGET_S else 'NOT met'}")
     if mismatches or peak_mb > MEMORY_LIMIT_MB:
         raise SystemExit(1)
 

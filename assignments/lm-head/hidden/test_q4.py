@@ -75,6 +75,14 @@ def test_targets_with_tiny_probabilities(student, rng):
 
 
 @pytest.mark.points(1)
+def test_many_positions(student, rng):
+    """512 positions: a product of their probabilities underflows to 0 long before the end."""
+    args = (rng.standard_normal((8, 64, 16)), _targets(rng, 8, 64, 16))
+    _check_against_reference(student, args, "Here there are 512 positions: a product of that many "
+                                            "probabilities underflows to 0, so sum their logs instead.")
+
+
+@pytest.mark.points(1)
 def test_float32_logits_give_float64_dlogits(student, rng):
     """The docstring promises float64 dlogits whatever float dtype the logits have."""
     args = ((rng.standard_normal((2, 3, 9)) * 3).astype(np.float32), _targets(rng, 2, 3, 9))
