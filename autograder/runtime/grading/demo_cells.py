@@ -14,6 +14,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import symtable
+from functools import lru_cache
 from typing import Iterable
 
 from autograder.runtime.grading.extract import Program
@@ -45,11 +46,18 @@ class _Cell:
                            if s.is_referenced() and (s.is_global() or (s.is_free() and not s.is_local()))}
 
 
-def _cells(sources: tuple[str, ...]) -> list[_Cell] | None:
+@lru_cache(maxsize=4096)
+def _cell(source: str) -> _Cell | None:
+    """Cached: most cells (setup, checks, demos) are the same in every submission of a class."""
     try:
-        return [_Cell(source) for source in sources]
+        return _Cell(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None                  # a cell Python cannot parse: run everything as written
+        return None
+
+
+def _cells(sources: tuple[str, ...]) -> list[_Cell] | None:
+    cells = [_cell(source) for source in sources]
+    return None if any(c is None for c in cells) else cells   # unparsable: run everything as written
 
 
 def without_demo_cells(program: Program, demos: frozenset[str]) -> Program:
