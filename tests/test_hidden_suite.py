@@ -142,3 +142,17 @@ def test_a_mistake_another_test_of_the_function_rules_out_is_not_named():
     assert not all(item.passed for item in run.items)
     assert all("Additive" not in item.message for item in run.items), [i.message for i in run.items]
     assert run.diagnoses == ()
+
+
+def test_a_mistake_that_is_right_where_the_student_is_wrong_is_not_named():
+    """exp of the summed NLL overflows on long inputs, as a product of probabilities raised to -1/N
+    does; but on short inputs the product is right and the student is not, so only one is named."""
+    import numpy as np
+    from tests.suites import reference_namespace, suite_for
+
+    def perplexity(token_probs):
+        return float(np.exp(-np.sum(np.log(np.asarray(token_probs, dtype=np.float64)))))
+    run = suite_for("perplexity").run(reference_namespace({"perplexity": perplexity}), 3)
+    named = {d.slug for d in run.diagnoses if d.function == "perplexity"}
+    assert named == {"perplexity-exp-of-sum"}, named
+    assert all("Product of probabilities" not in item.message for item in run.items if not item.passed)
