@@ -28,19 +28,23 @@ def test_greedy_matches_reference(student, rng, C, V):
 @pytest.mark.points(1)
 def test_each_logit_sums_over_the_width(student, rng):
     """One feature alone favours a decoy token strongly, every feature favours the right one a
-    little: a logit is a sum over all C features, so any other reduction picks the decoy."""
+    little, and one token is strongly disfavoured: a logit is a sum over all C features, and the
+    next token has the largest logit, so another reduction, or the largest size, picks another."""
     C, V = 6, 20
     h = rng.uniform(0.5, 1.5, size=C)
     W = rng.uniform(-0.1, 0.1, size=(C, V))
-    best, decoy = rng.choice(V, size=2, replace=False)
+    best, decoy, shunned = rng.choice(V, size=3, replace=False)
     W[:, best] += 1.0
     W[:, decoy] = -1.0
     W[0, decoy] = 4.0 / h[0]
+    W[:, shunned] = -3.0                 # the logit largest in size, and negative
     args = (h, W)
     out = call(student, "greedy_next_token", *args)
     expect(explained(check_number("token", out, ref.greedy_next_token(*args), integer=True),
-                     "Here one feature alone strongly favours another token, while every feature favours "
-                     "the right one a little: each logit is the sum over all features, `h_last @ W_head`."),
+                     "Here one feature alone strongly favours another token, every feature favours the "
+                     "right one a little, and one token has a large negative logit: each logit is the sum "
+                     "over all features, `h_last @ W_head`, and the next token has the largest logit (not "
+                     "the largest in size)."),
            function="greedy_next_token", make_args=lambda: args, output=out)
 
 
