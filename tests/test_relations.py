@@ -93,12 +93,14 @@ def test_a_log_base_inside_an_exponent_and_a_transposed_operand():
 
     def head(h, w):
         return h @ w
-    said = operand_relation(hidden @ W.T, head, ["hidden", "W_head"], (hidden, W))
+    said = operand_relation(hidden @ W.T, head, head(hidden, W), ["hidden", "W_head"], (hidden, W))
     assert "`W_head` transposed" in said
     W_rect = RNG.standard_normal((4, 6))
-    said = operand_relation(hidden @ W_rect.reshape(6, 4).T, head, ["hidden", "W_head"], (hidden, W_rect))
+    said = operand_relation(hidden @ W_rect.reshape(6, 4).T, head, head(hidden, W_rect), ["hidden", "W_head"],
+                            (hidden, W_rect))
     assert "reshape where a transpose was meant" in said
-    assert operand_relation(hidden @ W_rect * 2, head, ["hidden", "W_head"], (hidden, W_rect)) is None
+    assert operand_relation(hidden @ W_rect * 2, head, head(hidden, W_rect), ["hidden", "W_head"],
+                            (hidden, W_rect)) is None
 
 
 def test_a_transposed_operand_is_never_claimed_for_an_id():
@@ -108,7 +110,7 @@ def test_a_transposed_operand_is_never_claimed_for_an_id():
     def greedy(h_last, W_head):
         return int(np.argmax(h_last @ W_head))
     # Whatever W's transpose gives, an id equal to it by chance is no evidence.
-    assert operand_relation(greedy(h, W.T), greedy, ["h_last", "W_head"], (h, W)) is None
+    assert operand_relation(greedy(h, W.T), greedy, greedy(h, W), ["h_last", "W_head"], (h, W)) is None
 
 
 def test_notebook_level_numbers_explain_a_factor_before_the_arguments_sizes():
@@ -144,9 +146,9 @@ def test_an_exponential_in_another_base_is_named():
         return e / e.sum(-1, keepdims=True)
     x = RNG.standard_normal((2, 3, 5))
     base2 = 2.0 ** (x - x.max(-1, keepdims=True))
-    said = operand_relation(base2 / base2.sum(-1, keepdims=True), softmax, ["x"], (x,))
+    said = operand_relation(base2 / base2.sum(-1, keepdims=True), softmax, softmax(x), ["x"], (x,))
     assert "base 2" in said
-    assert operand_relation(softmax(x) * 1.01, softmax, ["x"], (x,)) is None
+    assert operand_relation(softmax(x) * 1.01, softmax, softmax(x), ["x"], (x,)) is None
 
 
 def test_a_variant_the_result_does_not_depend_on_is_no_evidence():
@@ -155,7 +157,7 @@ def test_a_variant_the_result_does_not_depend_on_is_no_evidence():
     def zero_loss(logits):                 # like a masked loss with nothing scored: 0 for any logits
         return 0.0, np.zeros_like(logits)
     x = RNG.standard_normal((2, 3, 5))
-    assert operand_relation((0.0, np.ones_like(x)), zero_loss, ["logits"], (x,)) is None
+    assert operand_relation((0.0, np.ones_like(x)), zero_loss, zero_loss(x), ["logits"], (x,)) is None
 
 
 def test_a_wrong_count_is_decomposed_into_a_term_of_the_convention():

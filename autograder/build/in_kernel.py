@@ -138,10 +138,10 @@ def diagnose(function, name, parameters, probes, right, slips, tools):
     whether each changed an argument. ``tools`` holds the grader's relational probes
     (``relation``, ``notebook_sizes``) and its reading of exceptions (``cause_of``).
     """
-    message = _problem(function, name, parameters, probes, right, slips, tools)
+    numbers = numbers_read(function)
+    message = _problem(function, name, parameters, probes, right, slips, tools, numbers)
     if message is None:
         return None
-    numbers = numbers_read(function)
     if numbers:
         listing = ", ".join(f"`{k}` (= {v})" for k, v in sorted(numbers.items()))
         message += (f"\n`{name}` reads the notebook-level number(s) {listing}: if that is a size, take "
@@ -149,7 +149,7 @@ def diagnose(function, name, parameters, probes, right, slips, tools):
     return message
 
 
-def _problem(function, name, parameters, probes, right, slips, tools):
+def _problem(function, name, parameters, probes, right, slips, tools, numbers):
     runs = [call(function, a, k) for a, k in probes]
     right = [decode(r) for r in right]
     wrong = [i for i, (out, _, _) in enumerate(runs) if not same(out, right[i])]
@@ -174,7 +174,7 @@ def _problem(function, name, parameters, probes, right, slips, tools):
     if raised(out):
         cause = tools["cause_of"](f"{out[1]}: {out[2]}", list(parameters), tuple(args))
         return f"`{name}` raised {out[1]} on {where}: {out[2]}" + (f"\n{cause}" if cause else "")
-    sizes = tools["notebook_sizes"](numbers_read(function))
+    sizes = tools["notebook_sizes"](numbers)
     found = tools["relation"](out, right[i], list(parameters), tuple(args), sizes)
     if found:
         return f"`{name}` is wrong on {where}. {found}"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import inspect
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -77,12 +78,7 @@ def _entries(flat: np.ndarray) -> list:
 def fixed_input_checks(question: str, probes: dict[str, list[Probe]], catalogue: Catalogue,
                        functions: tuple[str, ...]) -> list[str]:
     """The source of one check per function of ``question`` that has probes, in ``functions`` order."""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())),
-                             undefined=jinja2.StrictUndefined, autoescape=False)
-    template = env.get_template("public/fixed_inputs_check.py.j2")
-    kernel_source = _compact(Path(inspect.getsourcefile(in_kernel)).read_text(encoding="utf-8"))
-    relations_source = _compact(Path(inspect.getsourcefile(relations_module)).read_text(encoding="utf-8"))
-    causes_source = _compact(Path(inspect.getsourcefile(causes_module)).read_text(encoding="utf-8"))
+    template, (kernel_source, relations_source, causes_source) = _template(), _shipped_sources()
     checks = []
     for function in functions:
         if function not in probes:
@@ -111,6 +107,21 @@ def fixed_input_checks(question: str, probes: dict[str, list[Probe]], catalogue:
             kernel=repr(kernel_source), relations=repr(relations_source), causes=repr(causes_source),
         ).strip("\n"))
     return checks
+
+
+@lru_cache(maxsize=None)
+def _template() -> jinja2.Template:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())),
+                             undefined=jinja2.StrictUndefined, autoescape=False)
+    return env.get_template("public/fixed_inputs_check.py.j2")
+
+
+@lru_cache(maxsize=None)
+def _shipped_sources() -> tuple[str, ...]:
+    """The compacted sources every check ships (in-kernel comparison, relations, error causes):
+    the same for every question and assignment of a build, so made once."""
+    return tuple(_compact(Path(inspect.getsourcefile(m)).read_text(encoding="utf-8"))
+                 for m in (in_kernel, relations_module, causes_module))
 
 
 def _compact(source: str) -> str:

@@ -326,7 +326,7 @@ def relation_feedback(function: str, make_args: Callable[[], tuple], student_out
         return ""
     parameters, args = parameters_of(reference), tuple(make_args())
     found = relation(student_output, run[0], parameters, args, notebook_sizes(numbers_read or {})) or operand_relation(
-        student_output, reference, parameters, args)
+        student_output, reference, run[0], parameters, args)
     return found or ""
 
 

@@ -40,16 +40,15 @@ import numpy as np
 import pytest
 from _pytest.outcomes import Exit, Failed, Skipped, XFailed
 
-# A run swaps sys.stdout and sys.stderr, the catalogue in use and the diagnosis memo: all of it
-# process-wide state, so two threads running suites at once (the build verifies assignments side
-# by side) would restore each other's streams and leave print() writing into a dead buffer.
-_PROCESS_WIDE = threading.RLock()
-
 from autograder.runtime.catalogue import Catalogue
 from autograder.runtime.errors import GraderError
 from autograder.runtime.grading.outcome import Diagnosis, ItemOutcome
 from autograder.runtime.judge import Feedback, counting_evidence, reset_diagnosis_memo
 
+#: A run swaps sys.stdout and sys.stderr, the catalogue in use and the diagnosis memo: all of it
+#: process-wide state, so two threads running suites at once (the build verifies assignments side
+#: by side) would restore each other's streams and leave print() writing into a dead buffer.
+_PROCESS_WIDE = threading.RLock()
 #: The fixtures a hidden test may ask for.
 FIXTURES = ("student", "rng")
 #: The verdict of a test that returned without any check passing.
@@ -237,8 +236,6 @@ class HiddenSuite:
 
     def run(self, student: Any, seed: int) -> SuiteRun:
         """Run every test against ``student`` with inputs drawn from ``seed``."""
-        from autograder.runtime.diagnosis import using_catalogue
-
         with _PROCESS_WIDE:
             return self._run(student, seed)
 

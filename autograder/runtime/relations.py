@@ -352,6 +352,7 @@ def relation(student: Any, expected: Any, parameters: list[str], args: tuple,
     part that differs and has a relation is described. ``extra_sizes`` (the notebook-level
     numbers the function reads) explain a factor before the arguments' sizes do."""
     sizes = list(extra_sizes) + _sizes(parameters, args)
+    named = list(zip(parameters, args))
     if isinstance(expected, tuple) and isinstance(student, (tuple, list)) and len(student) == len(expected):
         for index, (s, r) in enumerate(zip(student, expected), start=1):
             found = relation(s, r, parameters, args, extra_sizes)
@@ -365,13 +366,12 @@ def relation(student: Any, expected: Any, parameters: list[str], args: tuple,
                 return found.replace("Your result", f"Your `{key}`", 1)
         return None
     if isinstance(expected, np.ndarray) and isinstance(student, np.ndarray) and type(student) is np.ndarray:
-        found = _array_relation(student, expected, sizes, list(zip(parameters, args)))
+        found = _array_relation(student, expected, sizes, named)
     elif isinstance(expected, (int, float, np.number)) and isinstance(student, (int, float, np.number)) \
             and not isinstance(student, bool):
-        found = _number_relation(student, expected, sizes) or count_difference(
-            student, expected, list(zip(parameters, args)))
+        found = _number_relation(student, expected, sizes) or count_difference(student, expected, named)
         if found is None and _non_finite_number(student) and not _non_finite_number(expected):
-            found = _non_finite_cause(list(zip(parameters, args)))
+            found = _non_finite_cause(named)
     else:
         found = None
     return f"Your result {found}." if found else None
@@ -437,17 +437,15 @@ def _first_part_same(student: Any, out: Any) -> bool:
             and _same_result(student[0], out[0]))
 
 
-def operand_relation(student: Any, reference: Callable, parameters: list[str], args: tuple) -> str | None:
+def operand_relation(student: Any, reference: Callable, right: Any, parameters: list[str],
+                     args: tuple) -> str | None:
     """Whether the student's result is the right computation on one argument transposed, or
-    reshaped where a transpose was meant: the sign of a transpose missing or one too many.
-    Only float arrays of several entries are evidence: an id or a count matches by chance."""
+    reshaped where a transpose was meant: the sign of a transpose missing or one too many; or
+    on its first float argument scaled, an exponential in another base. ``right`` is the
+    reference's result on ``args``. Only float arrays of several entries are evidence: an id or
+    a count matches by chance."""
     parts = student if isinstance(student, (tuple, list)) else (student,)
     if not any(isinstance(p, np.ndarray) and p.dtype.kind == "f" and p.size >= 4 for p in parts):
-        return None
-    try:
-        with np.errstate(all="ignore"):
-            right = reference(*args)
-    except Exception:
         return None
     for index, changed, what in operand_variants(parameters, args):
         if changed.shape != args[index].shape:

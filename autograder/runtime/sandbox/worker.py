@@ -264,8 +264,9 @@ class Worker:
                 exec(compile(source, filename, "exec"), namespace)
             except BaseException as exc:   # SystemExit and KeyboardInterrupt are failures too
                 errors.append({"cell": index, **describe_exception(exc)})
-        return self.pack({"ok": True, "errors": errors, "functions": self.functions(),
-                          "numbers_read": self.numbers_read()})
+        functions = self.functions()
+        return self.pack({"ok": True, "errors": errors, "functions": functions,
+                          "numbers_read": self.numbers_read(functions)})
 
     def _keep_copy(self, cells: list[str]) -> None:
         # The submission's file in the work directory, for code that reads
@@ -287,18 +288,15 @@ class Worker:
                 found[name[:200]] = _parameters(value)
         return found
 
-    def numbers_read(self) -> dict[str, dict[str, int]]:
-        """For each defined function, the notebook-level whole numbers of 2 or more it reads by name
-        (``B``, ``T``, ``V`` set in an earlier cell): a size taken from there instead of from the
-        arguments is a common slip, which the grader names when the function fails."""
+    def numbers_read(self, functions: dict[str, list[str]]) -> dict[str, dict[str, int]]:
+        """For each of ``functions`` (as ``functions()`` found them), the notebook-level whole numbers
+        of 2 or more it reads by name (``B``, ``T``, ``V`` set in an earlier cell): a size taken from
+        there instead of from the arguments is a common slip, which the grader names when it fails."""
         found: dict[str, dict[str, int]] = {}
-        for name, value in list(self.namespace.items()):
-            if len(found) >= MAX_FUNCTIONS:
-                break
-            if isinstance(name, str) and not name.startswith("__") and callable(value):
-                numbers = _numbers_read(value, self.namespace)
-                if numbers:
-                    found[name[:200]] = numbers
+        for name in functions:
+            numbers = _numbers_read(self.namespace.get(name), self.namespace)
+            if numbers:
+                found[name] = numbers
         return found
 
     def call(self, function: Any, args: Any) -> bytes:
