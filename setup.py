@@ -38,6 +38,7 @@ setup(
         "nbformat>=5.9,<6",
         "matplotlib>=3.7,<4",
         "latex2mathml>=3.81,<4",
+        "threadpoolctl>=3.1,<4",
     ],
     extras_require={
         "test": ["pytest-timeout>=2.2,<3", "playwright>=1.40,<2", "markdown-it-py>=3,<5"],

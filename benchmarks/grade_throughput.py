@@ -160,17 +160,25 @@ def scale_run(solution: nbformat.NotebookNode, zip_path: Path, tmp: Path,
 
 
 def suite_floor(seconds: float = 3.0) -> float:
-    """CPU seconds of one hidden-suite run on the reference, in-process, no sandbox."""
+    """CPU seconds of one hidden-suite run on the reference, in-process, no sandbox.
+
+    Measured with one BLAS thread, as grading runs: idle OpenBLAS threads spin,
+    and their spinning would count as CPU time the suite never needed (it
+    doubled this figure on a 2-core machine).
+    """
+    from threadpoolctl import threadpool_limits
+
     from autograder.runtime.grading.support import load_support_dir  # noqa: F401  (the same engine)
     from tests.suites import reference_namespace, suite_for
     suites = {id(suite_for(f)): suite_for(f) for f in LM_HEAD_FUNCTIONS}
     student = reference_namespace()
-    runs, start = 0, time.process_time()
-    while time.process_time() - start < seconds or runs < 3:
-        for suite in suites.values():
-            suite.run(student, runs + 1)
-        runs += 1
-    return (time.process_time() - start) / runs
+    with threadpool_limits(1):
+        runs, start = 0, time.process_time()
+        while time.process_time() - start < seconds or runs < 3:
+            for suite in suites.values():
+                suite.run(student, runs + 1)
+            runs += 1
+        return (time.process_time() - start) / runs
 
 
 def main() -> None:

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
+from threadpoolctl import threadpool_limits
+
 from autograder.runtime.grading.discover import discover
 from autograder.runtime.grading.feedback import feedback_markdown, results_json
 from autograder.runtime.grading.files import write_atomic
@@ -68,6 +70,10 @@ _worker_state: dict = {}
 
 
 def _init_worker(ag: LoadedAutograder, limits: Limits, clearance: Clearance) -> None:
+    # One BLAS thread per pool process: the pool already runs one process per
+    # core, and OpenBLAS threads waiting for work spin on the other cores,
+    # which took as much CPU as the grading itself on a 2-core machine.
+    threadpool_limits(1)
     # Each pool process forks its sandbox workers from one fork server where
     # the strongest isolation runs (see ForkServer), and otherwise keeps one
     # worker started ahead (see WarmStart); either stops with the pool process.
