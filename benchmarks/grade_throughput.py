@@ -162,11 +162,15 @@ def scale_run(solution: nbformat.NotebookNode, zip_path: Path, tmp: Path,
 def suite_floor(seconds: float = 3.0) -> float:
     """CPU seconds of one hidden-suite run on the reference, in-process, no sandbox.
 
-    Measured with one BLAS thread, as grading runs: idle OpenBLAS threads spin,
-    and their spinning would count as CPU time the suite never needed (it
-    doubled this figure on a 2-core machine).
+    Measured as grading runs: with one BLAS thread (idle OpenBLAS threads
+    spin, and their spinning would count as CPU time the suite never needed:
+    it doubled this figure on a 2-core machine), and with the allocator
+    keeping freed memory (``autograder.runtime.allocator``).
     """
     from threadpoolctl import threadpool_limits
+
+    from autograder.runtime.allocator import keep_freed_memory
+    keep_freed_memory()
 
     from autograder.runtime.grading.support import load_support_dir  # noqa: F401  (the same engine)
     from tests.suites import reference_namespace, suite_for

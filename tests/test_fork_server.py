@@ -21,6 +21,10 @@ import builtins, ctypes, os
 left = getattr(builtins, 'left_behind', None)
 builtins.left_behind = 1
 libc = ctypes.CDLL(None, use_errno=True)
+def arena():
+    for line in open('/proc/self/maps'):
+        if 'lmhead-arena' in line:
+            return int(line.split('-')[0], 16)
 def state():
     def listing(path):
         return sorted(os.listdir(path))
@@ -29,12 +33,13 @@ def state():
     no_new_privs = [line.split()[1] for line in status.splitlines() if line.startswith('NoNewPrivs')]
     return {'left': left, 'uid': os.getuid(), 'tmp': listing('/tmp'), 'shm': listing('/dev/shm'),
             'work': listing('.'), 'caps': caps, 'nnp': no_new_privs,
-            'ipc': libc.shmget(0x4C4D, 0, 0)}
+            'ipc': libc.shmget(0x4C4D, 0, 0), 'arena': arena() and ctypes.string_at(arena(), 6).hex()}
 def leave_things():
     open('/tmp/left', 'w').write('secret')
     open('/dev/shm/left', 'w').write('secret')
     open('left', 'w').write('secret')
     assert libc.shmget(0x4C4D, 4096, 0o1000 | 0o666) >= 0       # IPC_CREAT
+    ctypes.memmove(arena(), b'secret', 6)
     if os.fork() == 0:                      # a background process that outlives the call
         os.setsid()
         while True:
@@ -79,7 +84,7 @@ def test_each_worker_starts_clean_and_leaves_nothing(server):
             uid = session.call("leave_things").value
             after = session.call("state").value
             assert after["tmp"] == ["left"] and after["shm"] == ["left"] and "left" in after["work"]
-            assert after["ipc"] >= 0
+            assert after["ipc"] >= 0 and after["arena"] == b"secret".hex()
             seen.append(before)
         # the background process died with the session
         assert procs.of_uid(uid) == []
@@ -87,6 +92,7 @@ def test_each_worker_starts_clean_and_leaves_nothing(server):
         assert state["left"] is None
         assert state["tmp"] == [] and state["shm"] == [] and state["work"] == ["submission.py"]
         assert state["ipc"] == -1                  # no shared memory segment of an earlier worker
+        assert state["arena"] == "00" * 6          # a fresh arena, not an earlier worker's
         assert set(state["caps"]) == {"0000000000000000"} and state["nnp"] == ["1"]
     assert len({state["uid"] for state in seen}) == 3 and 0 not in {state["uid"] for state in seen}
 

@@ -178,6 +178,57 @@ def test_channel_refuses_pickles_and_forged_arrays():
             channel.unpack(junk, allow_named=False)
 
 
+def test_arrays_cross_through_a_shared_arena_as_fresh_copies():
+    arena = bytearray(1 << 16)
+    values = {"c": np.arange(12.0).reshape(3, 4), "f": np.asfortranarray(np.arange(6).reshape(2, 3)),
+              "empty": np.zeros((0, 5)), "scalar": np.float32(2.5), "ints": np.arange(7, dtype=np.uint8),
+              "big_endian": np.arange(3, dtype=">f8"), "mixed": (1, "a", [np.ones(2)])}
+    data = channel.pack({"op": "x"}, values, max_bytes=1 << 20, arena=arena)
+    assert len(data) < 1000                         # only the header travels in the message
+    fields, got = channel.unpack(data[channel.FRAME.size:], allow_named=False, arena=arena)
+    arena[:] = bytes(len(arena))                    # the other side rewrites the arena at once
+    assert fields == {"op": "x"}
+    for name in ("c", "f", "empty", "ints", "big_endian"):
+        assert type(got[name]) is np.ndarray and got[name].dtype == values[name].dtype
+        assert np.array_equal(got[name], values[name]), name
+    assert got["f"].flags.f_contiguous and type(got["scalar"]) is np.float32 and got["scalar"] == 2.5
+    assert got["mixed"][:2] == (1, "a") and np.array_equal(got["mixed"][2][0], np.ones(2))
+    # Too large for the arena: the arrays travel inline, and need no arena to decode.
+    large = np.arange(10_000.0)
+    data = channel.pack({}, {"v": large}, max_bytes=1 << 20, arena=arena)
+    assert len(data) > large.nbytes
+    assert np.array_equal(channel.unpack(data[channel.FRAME.size:], allow_named=False)[1]["v"], large)
+
+
+def test_arena_references_are_checked_against_this_sides_arena():
+    def shared(sizes: list[int], tail: bytes = b"") -> bytes:
+        header = json.dumps({"fields": {}, "values": {"v": {"nd": [0, "<f8", [sizes[0] // 8]]}},
+                             "blobs": sizes, "shared": True}).encode()
+        return struct.pack(">I", len(header)) + header + tail
+    arena = bytearray(4096)
+    assert channel.unpack(shared([64]), allow_named=False, arena=arena)[1]["v"].shape == (8,)
+    for body, arena_given in ((shared([64]), None), (shared([8192]), arena), (shared([4096, 8]), arena),
+                              (shared([64], b"extra"), arena)):
+        with pytest.raises(ChannelError, match="shared arena"):
+            channel.unpack(body, allow_named=False, arena=arena_given)
+
+
+def test_the_arena_is_sealed_at_its_size():
+    from autograder.runtime.sandbox.process import new_arena
+    made = new_arena(1 << 20)
+    if made is None:
+        pytest.skip("no memfd here: arrays travel inline")
+    fd, mapping = made
+    try:
+        for size in (0, 1 << 10, 1 << 21):
+            with pytest.raises(PermissionError):
+                os.ftruncate(fd, size)
+        assert os.fstat(fd).st_size == len(mapping) == 1 << 20
+    finally:
+        mapping.close()
+        os.close(fd)
+
+
 def test_named_functions_cross_only_into_the_worker():
     weights = np.array([[0.5, -2.0, 1.5]])
     named = Named("weighted_softplus", weights=weights)
@@ -720,6 +771,47 @@ def test_printing_200_mb_is_truncated_in_bounded_time_and_memory(level):
     assert len(output) < FAST.stdout_bytes + 500 and "output truncated" in output
     growth_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before
     assert growth_kib < 64 * 1024
+
+
+ARENA_ABUSE = """
+import ctypes, os, threading
+import numpy as np
+
+def _arena():
+    for line in open("/proc/self/maps"):
+        if "lmhead-arena" in line:
+            start, end = (int(part, 16) for part in line.split()[0].split("-"))
+            return start, end - start
+    return None
+
+def scribble_then_answer(x):
+    # Overwrite the whole arena with garbage, try to shrink every descriptor
+    # (it was closed once mapped) and return the right value all the same.
+    start, size = _arena()
+    ctypes.memset(start, 0xFF, size)
+    shrunk = 0
+    for fd in range(64):
+        try:
+            os.ftruncate(fd, 0)
+            shrunk += 1
+        except OSError:
+            pass
+    return x * 2, shrunk
+
+def where():
+    return _arena() is not None
+"""
+
+
+@pytest.mark.parametrize("level", ALL)
+def test_the_student_can_only_spoil_its_own_messages_in_the_arena(level):
+    x = np.arange(6.0).reshape(2, 3)
+    with session(ARENA_ABUSE, level) as s:
+        assert call_ok(s, "where") is True           # this level shares an arena with its worker
+        for _ in range(3):                           # the next calls still work: nothing faulted here
+            value, shrunk = call_ok(s, "scribble_then_answer", x)
+            assert np.array_equal(value, x * 2) and shrunk == 0
+        assert np.array_equal(x, np.arange(6.0).reshape(2, 3))
 
 
 def test_nothing_importable_in_the_worker_computes_a_graded_answer():

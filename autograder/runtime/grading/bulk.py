@@ -26,6 +26,7 @@ from typing import Callable, Iterable
 
 from threadpoolctl import threadpool_limits
 
+from autograder.runtime.allocator import keep_freed_memory
 from autograder.runtime.grading.discover import discover
 from autograder.runtime.grading.feedback import feedback_markdown, results_json
 from autograder.runtime.grading.files import write_atomic
@@ -74,6 +75,7 @@ def _init_worker(ag: LoadedAutograder, limits: Limits, clearance: Clearance) -> 
     # core, and OpenBLAS threads waiting for work spin on the other cores,
     # which took as much CPU as the grading itself on a 2-core machine.
     threadpool_limits(1)
+    keep_freed_memory()
     # Each pool process forks its sandbox workers from one fork server where
     # the strongest isolation runs (see ForkServer), and otherwise keeps one
     # worker started ahead (see WarmStart); either stops with the pool process.

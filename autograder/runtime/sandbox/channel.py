@@ -60,6 +60,9 @@ _DTYPE_TEXT = re.compile(r"[<>|][biufc][0-9]{1,2}")
 #: Integers beyond this many bits are refused (no answer in this unit is near it).
 MAX_INT_BITS = 1024
 
+#: Arrays in a shared arena start at multiples of this many bytes (a cache line).
+ARENA_ALIGN = 64
+
 FRAME = struct.Struct(">Q")
 _HEADER_LENGTH = struct.Struct(">I")
 _TAGS = ("nd", "sc", "tuple", "list", "dict")
@@ -153,7 +156,8 @@ class _Encoder:
     """Turns a value into a JSON tree plus array bytes, enforcing the bounds."""
 
     def __init__(self, max_bytes: int) -> None:
-        self.blobs: list[bytes] = []
+        #: The arrays to send and the order to lay each out in; copied only when framed.
+        self.arrays: list[tuple[np.ndarray, str]] = []
         self.blob_bytes = 0
         self.nodes = 0
         self.max_bytes = max_bytes
@@ -221,34 +225,78 @@ class _Encoder:
         # function that assumes C order (``x.reshape(-1)`` as a view) must meet it as it would
         # in a notebook. Any other layout arrives C-contiguous.
         fortran = array.ndim > 1 and array.flags.f_contiguous and not array.flags.c_contiguous
-        blob = array.tobytes(order="F" if fortran else "C")
-        self.blobs.append(blob)
-        self.blob_bytes += len(blob)
-        return [len(self.blobs) - 1, array.dtype.str, list(array.shape), *(["F"] if fortran else [])]
+        self.arrays.append((array, "F" if fortran else "C"))
+        self.blob_bytes += array.nbytes
+        return [len(self.arrays) - 1, array.dtype.str, list(array.shape), *(["F"] if fortran else [])]
 
 
-def pack(fields: Mapping[str, Any], values: Mapping[str, Any] | None = None, *,
-         max_bytes: int) -> bytes:
-    """Frame one message: plain JSON ``fields`` plus channel-encoded ``values``.
+def arena_layout(sizes: list[int]) -> tuple[list[int], int]:
+    """Where arrays of ``sizes`` bytes start in a shared arena, and where the last ends."""
+    offsets, end = [], 0
+    for size in sizes:
+        offsets.append(end)
+        end += -(-size // ARENA_ALIGN) * ARENA_ALIGN
+    return offsets, end
+
+
+class Outgoing:
+    """One encoded message whose arrays have not been copied anywhere yet.
+
+    ``frame(arena)`` lays them out in the shared arena when one is given and
+    they fit, and after the header in the message itself otherwise.
+    """
+
+    def __init__(self, header: str, arrays: list[tuple[np.ndarray, str]], blob_bytes: int) -> None:
+        self.header = header
+        self.arrays = arrays
+        self.blob_bytes = blob_bytes
+
+    def frame(self, arena: Any = None) -> bytes:
+        """The framed message (length prefix included); arrays go into ``arena`` if they fit."""
+        offsets, end = arena_layout([array.nbytes for array, _ in self.arrays])
+        if self.arrays and arena is not None and end <= len(arena):
+            for (array, order), offset in zip(self.arrays, offsets):
+                if array.nbytes:
+                    np.ndarray(array.shape, array.dtype, buffer=arena, offset=offset, order=order)[...] = array
+            # The header is a JSON object: the flag is added inside its closing brace.
+            header = (self.header[:-1] + ',"shared":true}').encode("utf-8")
+            pieces: list[bytes] = []
+        else:
+            header = self.header.encode("utf-8")
+            pieces = [array.tobytes(order=order) for array, order in self.arrays]
+        body_length = _HEADER_LENGTH.size + len(header) + sum(len(piece) for piece in pieces)
+        return b"".join([FRAME.pack(body_length), _HEADER_LENGTH.pack(len(header)), header, *pieces])
+
+
+def encode(fields: Mapping[str, Any], values: Mapping[str, Any] | None = None, *,
+           max_bytes: int) -> Outgoing:
+    """Encode one message: plain JSON ``fields`` plus channel-encoded ``values``.
 
     Raises ``ChannelError`` if a value cannot be sent or the message would
-    exceed ``max_bytes``.
+    exceed ``max_bytes`` (counting its arrays, wherever they travel).
     """
     encoder = _Encoder(max_bytes)
     trees = {name: encoder.encode(value) for name, value in (values or {}).items()}
     try:
         header = json.dumps({"fields": dict(fields), "values": trees,
-                             "blobs": [len(blob) for blob in encoder.blobs]},
-                            separators=(",", ":")).encode("utf-8")
+                             "blobs": [array.nbytes for array, _ in encoder.arrays]},
+                            separators=(",", ":"))
     except (TypeError, ValueError) as exc:   # a field that is not plain JSON data
         raise ChannelError(f"the message cannot be encoded: {exc}") from None
-    if len(header) > MAX_HEADER_BYTES:
-        raise ChannelError(f"the value's structure is too large to send ({len(header)} bytes of "
+    size = len(header.encode("utf-8"))
+    if size > MAX_HEADER_BYTES:
+        raise ChannelError(f"the value's structure is too large to send ({size} bytes of "
                            f"numbers, strings and containers; at most {MAX_HEADER_BYTES}).")
-    body_length = _HEADER_LENGTH.size + len(header) + encoder.blob_bytes
+    body_length = _HEADER_LENGTH.size + size + encoder.blob_bytes
     if body_length > max_bytes:
         raise ChannelError(f"the value is too large to send ({body_length} bytes; at most {max_bytes}).")
-    return b"".join([FRAME.pack(body_length), _HEADER_LENGTH.pack(len(header)), header, *encoder.blobs])
+    return Outgoing(header, encoder.arrays, encoder.blob_bytes)
+
+
+def pack(fields: Mapping[str, Any], values: Mapping[str, Any] | None = None, *,
+         max_bytes: int, arena: Any = None) -> bytes:
+    """``encode`` and frame in one step (see ``Outgoing.frame`` for ``arena``)."""
+    return encode(fields, values, max_bytes=max_bytes).frame(arena)
 
 
 # -- decoding ----------------------------------------------------------------
@@ -355,8 +403,8 @@ class _Decoder:
         return self.blobs[index]
 
 
-def _split_body(body: bytes) -> tuple[dict, list[memoryview]]:
-    """Parse the JSON header of a message body and cut out its blobs."""
+def _split_body(body: bytes, arena: Any = None) -> tuple[dict, list[memoryview]]:
+    """Parse the JSON header of a message body and cut out its blobs (from ``arena`` if it says so)."""
     if len(body) < _HEADER_LENGTH.size:
         raise ChannelError("malformed message: too short.")
     (header_length,) = _HEADER_LENGTH.unpack_from(body)
@@ -371,8 +419,17 @@ def _split_body(body: bytes) -> tuple[dict, list[memoryview]]:
             and isinstance(header.get("values"), dict) and isinstance(header.get("blobs"), list)):
         raise ChannelError("malformed message: header without fields, values and blobs.")
     sizes = header["blobs"]
-    if any(not isinstance(n, int) or isinstance(n, bool) or n < 0 for n in sizes) \
-            or start + header_length + sum(sizes) != len(body):
+    if any(not isinstance(n, int) or isinstance(n, bool) or n < 0 for n in sizes):
+        raise ChannelError("malformed message: bad blob sizes.")
+    if header.get("shared") is True:
+        # Only the sizes come from the message: the offsets follow from them,
+        # and every one must lie inside this side's own mapping of the arena.
+        offsets, end = arena_layout(sizes)
+        if arena is None or end > len(arena) or start + header_length != len(body):
+            raise ChannelError("malformed message: arrays in a shared arena that does not hold them.")
+        view = memoryview(arena)
+        return header, [view[offset:offset + size] for offset, size in zip(offsets, sizes)]
+    if start + header_length + sum(sizes) != len(body):
         raise ChannelError("malformed message: blob sizes do not match the body.")
     blobs, offset, view = [], start + header_length, memoryview(body)
     for size in sizes:
@@ -381,14 +438,15 @@ def _split_body(body: bytes) -> tuple[dict, list[memoryview]]:
     return header, blobs
 
 
-def unpack(body: bytes, *, allow_named: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+def unpack(body: bytes, *, allow_named: bool, arena: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Decode a message body (without its frame length) into ``(fields, values)``.
 
     ``fields`` is the plain JSON data as sent (check its types before use);
-    ``values`` holds the decoded channel values. ``allow_named`` accepts
-    ``Named`` functions, which only the worker should.
+    ``values`` holds the decoded channel values, always fresh copies (also of
+    arrays that were in ``arena``). ``allow_named`` accepts ``Named``
+    functions, which only the worker should.
     """
-    header, blobs = _split_body(body)
+    header, blobs = _split_body(body, arena)
     decoder = _Decoder(blobs, allow_named)
     values = {}
     for name, tree in header["values"].items():

@@ -127,8 +127,9 @@ class ForkServer:
 
     # -- the worker's side (called by WorkerProcess) -----------------------------
 
-    def fork(self, config: dict[str, Any], fds: tuple[int, int, int], token: str) -> tuple[int, int]:
-        """Fork a worker that talks over ``fds``; return its sandbox pid and a pidfd for it."""
+    def fork(self, config: dict[str, Any], fds: tuple[int, ...], token: str) -> tuple[int, int]:
+        """Fork a worker that talks over ``fds`` (its three pipe ends, and its arena if it has one);
+        return its sandbox pid and a pidfd for it."""
         with self._lock:
             if self._control is None or self._host_pid is None:
                 raise SandboxError("the fork server is not running")

@@ -270,7 +270,7 @@ class SandboxSession:
 
         try:
             seq = self._next_seq()
-            request = channel.pack({"op": "load", "seq": seq, "cells": self.cells},
+            request = channel.encode({"op": "load", "seq": seq, "cells": self.cells},
                                    max_bytes=self.limits.message_bytes)
         except channel.ChannelError as exc:
             return ImportResult(ok=False, loaded=False, error=f"the submission's code cannot be sent: {exc}")
@@ -341,7 +341,7 @@ class SandboxSession:
 
         try:
             seq = self._next_seq()
-            request = channel.pack({"op": "call", "seq": seq, "function": function}, {"args": tuple(args)},
+            request = channel.encode({"op": "call", "seq": seq, "function": function}, {"args": tuple(args)},
                                    max_bytes=self.limits.message_bytes)
         except channel.ChannelError as exc:
             return failed(CallError("unsendable", function, "ChannelError",

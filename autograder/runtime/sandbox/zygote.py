@@ -10,7 +10,7 @@ The zygote runs as root inside the sandbox, with no capability but
 ``CAP_SETUID``, ``CAP_SETGID`` and ``CAP_SYS_ADMIN``, and never runs a
 student's code itself. For each ``fork`` request from the grader, which
 arrives on a Unix socket together with the three pipe ends of the new
-worker, it forks a child that, before any student code runs:
+worker (and its shared arena), it forks a child that, before any student code runs:
 
 * leaves the zygote's socket and signal set-up behind;
 * gets a private mount and IPC namespace with fresh, empty ``/tmp``,
@@ -76,7 +76,7 @@ def _become_worker(worker: ModuleType, channel: ModuleType, request: dict[str, A
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for fd in keep_closed:
             os.close(fd)
-        request_r, reply_w, output_w = fds
+        request_r, reply_w, output_w, *arena = fds
         os.dup2(output_w, 1)
         os.dup2(output_w, 2)
         os.close(output_w)
@@ -91,7 +91,7 @@ def _become_worker(worker: ModuleType, channel: ModuleType, request: dict[str, A
         _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
         os.environ.clear()
         os.environ.update({str(k): str(v) for k, v in request["env"].items()})
-        config = dict(request["config"], requests=request_r, replies=reply_w)
+        config = dict(request["config"], requests=request_r, replies=reply_w, arena=arena[0] if arena else None)
     except BaseException:
         worker.setup_failed("sandbox worker")
     worker.main(channel, config)
@@ -144,15 +144,15 @@ def serve(channel: ModuleType, worker: ModuleType, config: dict[str, Any]) -> No
         if control not in ready:
             continue
         try:
-            data, fds, _flags, _addr = socket.recv_fds(control, MESSAGE_BYTES, 3)
+            data, fds, _flags, _addr = socket.recv_fds(control, MESSAGE_BYTES, 4)
         except OSError:
             os._exit(0)
         if not data:          # the grader closed its end: the batch is over
             os._exit(0)
         try:
             request = json.loads(data)
-            if request.get("op") != "fork" or len(fds) != 3:
-                raise ValueError("expected a fork request with three descriptors")
+            if request.get("op") != "fork" or len(fds) not in (3, 4):
+                raise ValueError("expected a fork request with three or four descriptors")
             pid = os.fork()
         except BaseException as exc:
             for fd in fds:
