@@ -97,3 +97,23 @@ def test_integer_answers_compare_exactly():
     assert check_number("total", 116534784, 116534784, integer=True).ok
     assert not check_number("total", 116534785, 116534784, integer=True).ok
     assert not check_number("total", 1.5, 2, integer=True).ok
+
+
+def test_closeness_follows_numpys_rule_on_every_kind_of_entry():
+    """The grader's own closeness test agrees with ``numpy.isclose`` entry by entry: nan, both
+    infinities, signed zeros, huge and tiny values, and differences on both sides of the tolerance."""
+    from autograder.runtime.compare import count_not_close, numbers_close
+    rng = np.random.default_rng(0)
+    specials = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-300, 1e300, 1.0, 1.0 + 1e-7, 1.0 + 2e-6, -1.0]
+    for _ in range(500):
+        n = int(rng.integers(1, 20))
+        a = rng.choice(specials + list(rng.standard_normal(5)), n)
+        b = a.copy()
+        swap = rng.random(n) < 0.5
+        b[swap] = rng.choice(specials + list(rng.standard_normal(5)), int(swap.sum()))
+        nudged = b + rng.choice([0.0, 1e-9, 1e-7, 1e-5], n) * np.isfinite(b)
+        for x, y in ((a, b), (a, nudged), (nudged, a)):
+            for rtol, atol in ((1e-6, 1e-9), (0.0, 0.0), (1e-3, 1e-9)):
+                expected = np.isclose(x, y, rtol=rtol, atol=atol)
+                assert count_not_close(x, y, rtol, atol) == x.size - np.count_nonzero(expected)
+                assert [numbers_close(float(u), float(v), rtol, atol) for u, v in zip(x, y)] == expected.tolist()

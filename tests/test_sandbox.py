@@ -178,26 +178,54 @@ def test_channel_refuses_pickles_and_forged_arrays():
             channel.unpack(junk, allow_named=False)
 
 
+def _arenas(size: int):
+    """Both sides' kinds of arena over one fresh sealed file: the worker's mapping, the grader's file."""
+    import mmap
+    from autograder.runtime.sandbox.process import new_arena
+    fd = new_arena(size)
+    if fd is None:
+        pytest.skip("no memfd here: arrays travel inline")
+    return fd, channel.MappedArena(mmap.mmap(fd, size)), channel.FileArena(fd, size)
+
+
 def test_arrays_cross_through_a_shared_arena_as_fresh_copies():
-    arena = bytearray(1 << 16)
+    fd, mapped, file_side = _arenas(1 << 16)
     values = {"c": np.arange(12.0).reshape(3, 4), "f": np.asfortranarray(np.arange(6).reshape(2, 3)),
-              "empty": np.zeros((0, 5)), "scalar": np.float32(2.5), "ints": np.arange(7, dtype=np.uint8),
-              "big_endian": np.arange(3, dtype=">f8"), "mixed": (1, "a", [np.ones(2)])}
-    data = channel.pack({"op": "x"}, values, max_bytes=1 << 20, arena=arena)
-    assert len(data) < 1000                         # only the header travels in the message
-    fields, got = channel.unpack(data[channel.FRAME.size:], allow_named=False, arena=arena)
-    arena[:] = bytes(len(arena))                    # the other side rewrites the arena at once
-    assert fields == {"op": "x"}
-    for name in ("c", "f", "empty", "ints", "big_endian"):
-        assert type(got[name]) is np.ndarray and got[name].dtype == values[name].dtype
-        assert np.array_equal(got[name], values[name]), name
-    assert got["f"].flags.f_contiguous and type(got["scalar"]) is np.float32 and got["scalar"] == 2.5
-    assert got["mixed"][:2] == (1, "a") and np.array_equal(got["mixed"][2][0], np.ones(2))
-    # Too large for the arena: the arrays travel inline, and need no arena to decode.
-    large = np.arange(10_000.0)
-    data = channel.pack({}, {"v": large}, max_bytes=1 << 20, arena=arena)
-    assert len(data) > large.nbytes
-    assert np.array_equal(channel.unpack(data[channel.FRAME.size:], allow_named=False)[1]["v"], large)
+              "strided": np.arange(20.0)[::3], "empty": np.zeros((0, 5)), "scalar": np.float32(2.5),
+              "ints": np.arange(7, dtype=np.uint8), "big_endian": np.arange(3, dtype=">f8"),
+              "mixed": (1, "a", [np.ones(2)])}
+    try:
+        for sender, receiver in ((file_side, mapped), (mapped, file_side)):
+            data = channel.pack({"op": "x"}, values, max_bytes=1 << 20, arena=sender)
+            assert len(data) < 1000                         # only the header travels in the message
+            fields, got = channel.unpack(data[channel.FRAME.size:], allow_named=False, arena=receiver)
+            mapped.buffer[:] = bytes(len(mapped))           # the other side rewrites the arena at once
+            assert fields == {"op": "x"}
+            for name in ("c", "f", "strided", "empty", "ints", "big_endian"):
+                assert type(got[name]) is np.ndarray and got[name].dtype == values[name].dtype
+                assert np.array_equal(got[name], values[name]) and got[name].flags.writeable, name
+            assert got["f"].flags.f_contiguous and type(got["scalar"]) is np.float32 and got["scalar"] == 2.5
+            assert got["mixed"][:2] == (1, "a") and np.array_equal(got["mixed"][2][0], np.ones(2))
+        # Too large for the arena: the arrays travel inline, and need no arena to decode.
+        large = np.arange(10_000.0)
+        data = channel.pack({}, {"v": large}, max_bytes=1 << 20, arena=file_side)
+        assert len(data) > large.nbytes
+        assert np.array_equal(channel.unpack(data[channel.FRAME.size:], allow_named=False)[1]["v"], large)
+        # A header at the very limit still fits once its arrays are in the arena.
+        closest = channel.MAX_HEADER_BYTES
+        for pad in range(channel.MAX_HEADER_BYTES - 120, channel.MAX_HEADER_BYTES - 60):
+            try:
+                outgoing = channel.encode({}, {"v": ("x" * pad, np.ones(3))}, max_bytes=1 << 24)
+            except ChannelError:
+                continue
+            closest = min(closest, channel.MAX_HEADER_BYTES - len(outgoing.header))
+            data = outgoing.frame(mapped)
+            text, ones = channel.unpack(data[channel.FRAME.size:], allow_named=False, arena=file_side)[1]["v"]
+            assert len(text) == pad and np.array_equal(ones, np.ones(3))
+        assert closest == 0                      # the header filled the limit exactly
+    finally:
+        mapped.buffer.close()
+        os.close(fd)
 
 
 def test_arena_references_are_checked_against_this_sides_arena():
@@ -205,27 +233,32 @@ def test_arena_references_are_checked_against_this_sides_arena():
         header = json.dumps({"fields": {}, "values": {"v": {"nd": [0, "<f8", [sizes[0] // 8]]}},
                              "blobs": sizes, "shared": True}).encode()
         return struct.pack(">I", len(header)) + header + tail
-    arena = bytearray(4096)
+    arena = channel.MappedArena(bytearray(4096))
     assert channel.unpack(shared([64]), allow_named=False, arena=arena)[1]["v"].shape == (8,)
     for body, arena_given in ((shared([64]), None), (shared([8192]), arena), (shared([4096, 8]), arena),
                               (shared([64], b"extra"), arena)):
         with pytest.raises(ChannelError, match="shared arena"):
             channel.unpack(body, allow_named=False, arena=arena_given)
+    with pytest.raises(ChannelError, match="blob sizes"):          # a million empty arrays: refused
+        channel.unpack(shared([0] * (channel.MAX_NODES + 1)), allow_named=False, arena=arena)
 
 
-def test_the_arena_is_sealed_at_its_size():
-    from autograder.runtime.sandbox.process import new_arena
-    made = new_arena(1 << 20)
-    if made is None:
-        pytest.skip("no memfd here: arrays travel inline")
-    fd, mapping = made
+def test_the_arena_is_sealed_at_its_size_and_the_grader_never_maps_it():
+    fd, mapped, file_side = _arenas(1 << 20)
     try:
         for size in (0, 1 << 10, 1 << 21):
             with pytest.raises(PermissionError):
                 os.ftruncate(fd, size)
-        assert os.fstat(fd).st_size == len(mapping) == 1 << 20
+        assert os.fstat(fd).st_size == len(mapped) == len(file_side) == 1 << 20
+        # The worker may punch holes in the file: the grader then reads zeros, it does not fault.
+        import ctypes
+        mapped.buffer[:8] = b"\x01" * 8
+        falloc_keep_size, falloc_punch_hole = 1, 2
+        punched = ctypes.CDLL(None, use_errno=True).fallocate(
+            fd, falloc_keep_size | falloc_punch_hole, ctypes.c_long(0), ctypes.c_long(4096)) == 0
+        assert bytes(file_side.get(0, 8)) == (bytes(8) if punched else b"\x01" * 8)
     finally:
-        mapping.close()
+        mapped.buffer.close()
         os.close(fd)
 
 

@@ -8,6 +8,7 @@ the message; messages name the variable and never print the expected values.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,6 +77,23 @@ def array_structure(name: str, value, expected: np.ndarray) -> Verdict:
     return PASS
 
 
+def count_not_close(value: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> int:
+    """How many entries of ``value`` differ from ``expected`` (same shape) by more than
+    ``atol + rtol * |expected|``: ``numpy.isclose``'s rule, where a non-finite expected entry
+    must be met exactly, without its per-call overhead (grading compares a few hundred small
+    arrays per submission, and ``isclose`` cost several times the arithmetic)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = np.abs(value - expected) <= atol + rtol * np.abs(expected)
+    close &= np.isfinite(expected)
+    close |= value == expected
+    return close.size - int(np.count_nonzero(close))
+
+
+def numbers_close(value: float, expected: float, rtol: float, atol: float) -> bool:
+    """``numpy.isclose``'s rule for two floats (see ``count_not_close``)."""
+    return value == expected or (math.isfinite(expected) and abs(value - expected) <= atol + rtol * abs(expected))
+
+
 def check_array(
     name: str,
     value,
@@ -98,8 +116,8 @@ def check_array(
     if exact:
         wrong = int(np.count_nonzero(value != expected))
     else:
-        close = np.isclose(value.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol)
-        wrong = int(close.size - np.count_nonzero(close))
+        wrong = count_not_close(np.asarray(value, dtype=np.float64), np.asarray(expected, dtype=np.float64),
+                                rtol, atol)
     if wrong:
         return Verdict(False, f"`{name}` has the right shape and type, but {wrong} of {value.size} "
                               "entries have wrong values.")
@@ -143,7 +161,7 @@ def check_number(
     if integer:
         ok = int(value) == int(expected)
     else:
-        ok = bool(np.isclose(float(value), float(expected), rtol=rtol, atol=atol))
+        ok = numbers_close(float(value), float(expected), rtol, atol)
     if not ok:
         return Verdict(False, f"`{name}` has the right type but the wrong value.")
     return PASS

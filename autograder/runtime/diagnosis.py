@@ -25,6 +25,7 @@ from autograder.runtime.relations import (notebook_sizes, operand_relation, oper
                                           relation)
 from autograder.runtime.fingerprint import ResultCache, fingerprint
 from autograder.runtime.catalogue import Catalogue, Mistake
+from autograder.runtime.compare import count_not_close
 from autograder.runtime.tolerances import VALUE_ATOL, VALUE_RTOL
 
 #: Tolerance for "were the arguments changed?". Much tighter than the value
@@ -166,7 +167,7 @@ def _arrays_match(a: Any, b: Any, rtol: float, atol: float) -> bool:
     finite_a, finite_b = np.isfinite(a64), np.isfinite(b64)
     if not np.array_equal(finite_a, finite_b):
         return False
-    return bool(np.allclose(a64[finite_a], b64[finite_b], rtol=rtol, atol=atol))
+    return count_not_close(a64[finite_a], b64[finite_b], rtol, atol) == 0
 
 
 def values_match(a: Any, b: Any, *, rtol: float = VALUE_RTOL, atol: float = VALUE_ATOL) -> bool:
@@ -278,7 +279,8 @@ def diagnose(
     know_args = student_args_after is not None
     student_mutated = know_args and not _args_match(tuple(student_args_after), pristine_args)
 
-    if values_match(student_output, ref_output) and not student_mutated:
+    student_right = values_match(student_output, ref_output)
+    if student_right and not student_mutated:
         return []
 
     # A result with no finite value says only "something overflowed": it can confirm a
@@ -301,7 +303,7 @@ def diagnose(
         if values_match(output, ref_output):
             # Indistinguishable from a correct answer here, so not named here; but where the
             # student's values are wrong, they are not this mistake's either.
-            if not values_match(student_output, ref_output):
+            if not student_right:
                 _rule_out(m)
             continue
         if values_match(output, student_output):

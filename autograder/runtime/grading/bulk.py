@@ -85,7 +85,7 @@ def _init_worker(ag: LoadedAutograder, limits: Limits, clearance: Clearance) -> 
     _worker_state.update(ag=ag, limits=limits, clearance=clearance, warm=warm)
 
 
-def _grade_entry(entry: Entry) -> tuple[Entry, dict]:
+def _grade_entry(entry: Entry) -> tuple[Entry, GradeOutcome]:
     s = _worker_state
     try:
         outcome = grade_submission(entry.path, s["ag"], entry.student, s["clearance"], limits=s["limits"],
@@ -93,7 +93,7 @@ def _grade_entry(entry: Entry) -> tuple[Entry, dict]:
     except Exception as exc:   # one bad submission never stops the batch
         outcome = replace(rejected_outcome(s["ag"], entry.student, f"grading failed: {code(f'{type(exc).__name__}: {exc}')}",
                                            entry.path.name), status="error")
-    return entry, outcome.to_dict()
+    return entry, outcome
 
 
 @dataclass(frozen=True)
@@ -193,8 +193,7 @@ def grade_entries(
                             initargs=(ag, limits, clearance)) if todo else None
         try:
             if pool is not None:
-                for entry, data in pool.imap_unordered(_grade_entry, todo):
-                    outcome = GradeOutcome.from_dict(data)
+                for entry, outcome in pool.imap_unordered(_grade_entry, todo):
                     write_outcome(out, GradeRecord(entry, outcome, ag.digest, hashes[entry.student]))
                     graded += 1
                     on_done(entry, outcome, False)

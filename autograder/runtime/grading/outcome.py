@@ -9,7 +9,7 @@ CSVs, the class report, reruns) reads these records and nothing else.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,11 @@ def points(value: float) -> str:
     """Points as people write them: at most two decimals, no trailing zeros (``16.18``, ``20``, ``3.5``)."""
     text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
+
+
+def _fields_of(instance: Any) -> dict[str, Any]:
+    """A dataclass instance's fields by name, not converted (``asdict`` without the recursion)."""
+    return {f.name: getattr(instance, f.name) for f in fields(instance)}
 
 
 @dataclass(frozen=True)
@@ -101,9 +106,11 @@ class GradeOutcome:
         return points
 
     def to_dict(self) -> dict:
-        data = asdict(self)
-        data["items"] = [asdict(i) for i in self.items]
-        data["diagnoses"] = [asdict(d) for d in self.diagnoses]
+        # One level at a time: the items and diagnoses hold only strings, numbers and
+        # tuples of strings (``asdict`` copied everything recursively, twice over).
+        data = _fields_of(self)
+        data["items"] = [_fields_of(i) for i in self.items]
+        data["diagnoses"] = [_fields_of(d) for d in self.diagnoses]
         return data
 
     @classmethod

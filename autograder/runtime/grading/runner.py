@@ -30,8 +30,12 @@ class SandboxStudent:
 
     def __init__(self, session: SandboxSession):
         self._session = session
+        self._made: dict[str, Any] = {}        # each proxy is made once: tests look functions up per call
 
     def __getattr__(self, name: str) -> Any:
+        made = self._made.get(name)
+        if made is not None:
+            return made
         params = self._session.functions.get(name)
         if name.startswith("_") or params is None:
             raise AttributeError(name)
@@ -57,6 +61,7 @@ class SandboxStudent:
         call.__name__ = name
         call.__signature__ = inspect.Signature(
             [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params])
+        self._made[name] = call
         return call
 
 

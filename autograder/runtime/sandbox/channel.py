@@ -62,6 +62,8 @@ MAX_INT_BITS = 1024
 
 #: Arrays in a shared arena start at multiples of this many bytes (a cache line).
 ARENA_ALIGN = 64
+#: How a header ends: whether its arrays are in the shared arena or follow it.
+_NOT_SHARED, _SHARED = ',"shared":false}', ',"shared":true}'
 
 FRAME = struct.Struct(">Q")
 _HEADER_LENGTH = struct.Struct(">I")
@@ -239,6 +241,57 @@ def arena_layout(sizes: list[int]) -> tuple[list[int], int]:
     return offsets, end
 
 
+class MappedArena:
+    """The worker's side of the shared arena: a mapping of the file, copied into and out of."""
+
+    def __init__(self, buffer: Any) -> None:
+        self.buffer = buffer
+
+    def __len__(self) -> int:
+        return len(self.buffer)
+
+    def put(self, offset: int, array: np.ndarray, order: str) -> None:
+        np.ndarray(array.shape, array.dtype, buffer=self.buffer, offset=offset, order=order)[...] = array
+
+    def get(self, offset: int, size: int) -> np.ndarray:
+        """A fresh copy of ``size`` bytes at ``offset`` (as a uint8 array)."""
+        return np.frombuffer(self.buffer, np.uint8, size, offset).copy()
+
+
+class FileArena:
+    """The grader's side of the shared arena: the file itself, read and written with
+    ``pread``/``pwrite`` and never mapped, so nothing the worker does to the file (punching
+    holes, using up memory) can fault this process: a failure is an ``OSError``."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd = fd
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def put(self, offset: int, array: np.ndarray, order: str) -> None:
+        # Written straight from the array's memory where it is laid out in ``order`` already.
+        if (order == "C" and array.flags.c_contiguous) or (order == "F" and array.flags.f_contiguous):
+            data = memoryview(array.reshape(-1, order=order).view(np.uint8))
+        else:
+            data = memoryview(array.tobytes(order=order))
+        while data:
+            written = os.pwrite(self.fd, data, offset)
+            data, offset = data[written:], offset + written
+
+    def get(self, offset: int, size: int) -> bytearray:
+        """A fresh copy of ``size`` bytes at ``offset``."""
+        buffer = bytearray(size)
+        view, done = memoryview(buffer), 0
+        while done < size:
+            count = os.preadv(self.fd, [view[done:]], offset + done)
+            if count <= 0:
+                raise ChannelError("malformed message: the shared arena ended early.")
+            done += count
+        return buffer
+
+
 class Outgoing:
     """One encoded message whose arrays have not been copied anywhere yet.
 
@@ -251,15 +304,16 @@ class Outgoing:
         self.arrays = arrays
         self.blob_bytes = blob_bytes
 
-    def frame(self, arena: Any = None) -> bytes:
+    def frame(self, arena: MappedArena | FileArena | None = None) -> bytes:
         """The framed message (length prefix included); arrays go into ``arena`` if they fit."""
         offsets, end = arena_layout([array.nbytes for array, _ in self.arrays])
         if self.arrays and arena is not None and end <= len(arena):
             for (array, order), offset in zip(self.arrays, offsets):
                 if array.nbytes:
-                    np.ndarray(array.shape, array.dtype, buffer=arena, offset=offset, order=order)[...] = array
-            # The header is a JSON object: the flag is added inside its closing brace.
-            header = (self.header[:-1] + ',"shared":true}').encode("utf-8")
+                    arena.put(offset, array, order)
+            # The header ends with the flag ``"shared":false`` (see ``encode``); ``true`` is
+            # shorter, so the header stays within the size ``encode`` checked.
+            header = (self.header[:-len(_NOT_SHARED)] + _SHARED).encode("utf-8")
             pieces: list[bytes] = []
         else:
             header = self.header.encode("utf-8")
@@ -279,7 +333,7 @@ def encode(fields: Mapping[str, Any], values: Mapping[str, Any] | None = None, *
     trees = {name: encoder.encode(value) for name, value in (values or {}).items()}
     try:
         header = json.dumps({"fields": dict(fields), "values": trees,
-                             "blobs": [array.nbytes for array, _ in encoder.arrays]},
+                             "blobs": [array.nbytes for array, _ in encoder.arrays], "shared": False},
                             separators=(",", ":"))
     except (TypeError, ValueError) as exc:   # a field that is not plain JSON data
         raise ChannelError(f"the message cannot be encoded: {exc}") from None
@@ -294,7 +348,7 @@ def encode(fields: Mapping[str, Any], values: Mapping[str, Any] | None = None, *
 
 
 def pack(fields: Mapping[str, Any], values: Mapping[str, Any] | None = None, *,
-         max_bytes: int, arena: Any = None) -> bytes:
+         max_bytes: int, arena: MappedArena | FileArena | None = None) -> bytes:
     """``encode`` and frame in one step (see ``Outgoing.frame`` for ``arena``)."""
     return encode(fields, values, max_bytes=max_bytes).frame(arena)
 
@@ -322,7 +376,18 @@ def _shape(raw: Any) -> tuple[int, ...]:
     return tuple(raw)
 
 
-def _array_from(blob: memoryview, dtype: np.dtype, shape: tuple[int, ...], order: str = "C") -> np.ndarray:
+class _ArenaBlob:
+    """An array's bytes in the shared arena, read only when the array is built."""
+
+    def __init__(self, arena: MappedArena | FileArena, offset: int, size: int) -> None:
+        self.arena, self.offset, self.size = arena, offset, size
+
+    def __len__(self) -> int:
+        return self.size
+
+
+def _array_from(blob: memoryview | _ArenaBlob, dtype: np.dtype, shape: tuple[int, ...],
+                order: str = "C") -> np.ndarray:
     """A fresh, writable array of ``shape`` (in ``order``) from ``blob``, whose length must match exactly."""
     # Checking the size first means a forged shape cannot make the decoder
     # allocate a huge array for a few bytes of data.
@@ -330,13 +395,16 @@ def _array_from(blob: memoryview, dtype: np.dtype, shape: tuple[int, ...], order
     if expected != len(blob):
         raise ChannelError(f"an array of shape {shape} and dtype {dtype} arrived with "
                            f"{len(blob)} bytes of data instead of {expected}.")
+    if isinstance(blob, _ArenaBlob):      # read as a fresh copy already: no second one
+        data = blob.arena.get(blob.offset, blob.size) if blob.size else bytearray()
+        return np.frombuffer(data, dtype=dtype).reshape(shape, order=order)
     return np.frombuffer(blob, dtype=dtype).reshape(shape, order=order).copy(order=order)
 
 
 class _Decoder:
     """Rebuilds values from a JSON tree and blobs, enforcing the same bounds."""
 
-    def __init__(self, blobs: list[memoryview], allow_named: bool) -> None:
+    def __init__(self, blobs: list[memoryview] | list[_ArenaBlob], allow_named: bool) -> None:
         self.blobs = blobs
         self.used: set[int] = set()
         self.allow_named = allow_named
@@ -393,7 +461,7 @@ class _Decoder:
             raise ChannelError("malformed named function.")
         return Named(node["named"], **params)
 
-    def _take_blob(self, index: Any) -> memoryview:
+    def _take_blob(self, index: Any) -> memoryview | _ArenaBlob:
         # Each blob may be used once, so a small message cannot decode into
         # many copies of one large array.
         if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(self.blobs) \
@@ -403,8 +471,9 @@ class _Decoder:
         return self.blobs[index]
 
 
-def _split_body(body: bytes, arena: Any = None) -> tuple[dict, list[memoryview]]:
-    """Parse the JSON header of a message body and cut out its blobs (from ``arena`` if it says so)."""
+def _split_body(body: bytes, arena: MappedArena | FileArena | None = None
+                ) -> tuple[dict, list[memoryview] | list[_ArenaBlob]]:
+    """Parse the JSON header of a message body and cut out its blobs (in ``arena`` if it says so)."""
     if len(body) < _HEADER_LENGTH.size:
         raise ChannelError("malformed message: too short.")
     (header_length,) = _HEADER_LENGTH.unpack_from(body)
@@ -419,16 +488,15 @@ def _split_body(body: bytes, arena: Any = None) -> tuple[dict, list[memoryview]]
             and isinstance(header.get("values"), dict) and isinstance(header.get("blobs"), list)):
         raise ChannelError("malformed message: header without fields, values and blobs.")
     sizes = header["blobs"]
-    if any(not isinstance(n, int) or isinstance(n, bool) or n < 0 for n in sizes):
+    if len(sizes) > MAX_NODES or any(not isinstance(n, int) or isinstance(n, bool) or n < 0 for n in sizes):
         raise ChannelError("malformed message: bad blob sizes.")
     if header.get("shared") is True:
         # Only the sizes come from the message: the offsets follow from them,
-        # and every one must lie inside this side's own mapping of the arena.
+        # and every one must lie inside this side's own arena.
         offsets, end = arena_layout(sizes)
         if arena is None or end > len(arena) or start + header_length != len(body):
             raise ChannelError("malformed message: arrays in a shared arena that does not hold them.")
-        view = memoryview(arena)
-        return header, [view[offset:offset + size] for offset, size in zip(offsets, sizes)]
+        return header, [_ArenaBlob(arena, offset, size) for offset, size in zip(offsets, sizes)]
     if start + header_length + sum(sizes) != len(body):
         raise ChannelError("malformed message: blob sizes do not match the body.")
     blobs, offset, view = [], start + header_length, memoryview(body)
@@ -438,7 +506,8 @@ def _split_body(body: bytes, arena: Any = None) -> tuple[dict, list[memoryview]]
     return header, blobs
 
 
-def unpack(body: bytes, *, allow_named: bool, arena: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
+def unpack(body: bytes, *, allow_named: bool, arena: MappedArena | FileArena | None = None
+           ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Decode a message body (without its frame length) into ``(fields, values)``.
 
     ``fields`` is the plain JSON data as sent (check its types before use);

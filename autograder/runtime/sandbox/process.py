@@ -14,7 +14,6 @@ import fcntl
 import json
 import logging
 import math
-import mmap
 import os
 import select
 import shutil
@@ -146,8 +145,8 @@ class WorkerResources:
         #: Whether the worker could write outside its own folders (the ``user`` level):
         #: then its uid's files are swept from every world-writable directory.
         self.shares_filesystem = False
-        #: This side's mapping of the worker's shared arena (see ``new_arena``), if it has one.
-        self.arena: mmap.mmap | None = None
+        #: The worker's shared arena (see ``new_arena``), if it has one: read and written, never mapped here.
+        self.arena: channel.FileArena | None = None
 
     def release(self) -> None:
         """Kill every process of the worker, close its pipes, delete its files."""
@@ -175,10 +174,7 @@ class WorkerResources:
                 pass
         self.fds = []
         if self.arena is not None:
-            try:
-                self.arena.close()
-            except BufferError:      # a view is still alive (a traceback's frame): freed with it
-                pass
+            os.close(self.arena.fd)
             self.arena = None
         if self.tmpdir:
             _remove_tree(self.tmpdir)
@@ -253,14 +249,14 @@ def _widen_pipes(*fds: int) -> None:
 ARENA_BYTES = 16 << 20
 
 
-def new_arena(size: int) -> tuple[int, mmap.mmap] | None:
-    """A fresh shared-memory file of ``size`` bytes, sealed at that size, and this side's mapping.
+def new_arena(size: int) -> int | None:
+    """A descriptor of a fresh shared-memory file of ``size`` bytes, sealed at that size.
 
-    The worker maps the same file: arrays of a call's arguments and of its
-    reply are copied in once and out once, instead of through the pipes in
-    chunks (moving a 1.6 MB array that way cost 4 ms of CPU on each side).
-    The seals keep the worker from shrinking the file, which would make this
-    side's reads of the mapping fault. ``None`` where there is no ``memfd``.
+    The worker maps the file; this side reads and writes it with
+    ``pread``/``pwrite`` (``channel.FileArena``). A call's arrays are copied
+    in once and out once instead of through the pipes in chunks (moving a
+    1.6 MB array that way cost 4 ms of CPU on each side). The seals keep the
+    worker from resizing the file. ``None`` where there is no ``memfd``.
     """
     try:
         fd = os.memfd_create("lmhead-arena", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
@@ -269,8 +265,8 @@ def new_arena(size: int) -> tuple[int, mmap.mmap] | None:
     try:
         os.ftruncate(fd, size)
         fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
-        return fd, mmap.mmap(fd, size)
-    except (AttributeError, OSError, ValueError):
+        return fd
+    except (AttributeError, OSError):
         os.close(fd)
         return None
 
@@ -312,24 +308,23 @@ class WorkerProcess:
         res.fds = [request_w, reply_r, output_r]
         self.request_fd, self.reply_fd, self.output_fd = request_w, reply_r, output_r
         # A new arena for every worker: nothing one submission saw or wrote reaches the next.
-        shared = new_arena(min(ARENA_BYTES, self.limits.message_bytes))
-        arena_fd = -1
-        if shared is not None:
-            arena_fd, res.arena = shared
-        theirs = (request_r, reply_w, output_w, *([arena_fd] if arena_fd >= 0 else []))
+        size = min(ARENA_BYTES, self.limits.message_bytes)
+        arena_fd = new_arena(size)
+        if arena_fd is not None:
+            res.arena = channel.FileArena(arena_fd, size)
+        theirs = (request_r, reply_w, output_w, *([arena_fd] if arena_fd is not None else []))
         try:
             config = {"drop": [res.uid, res.uid] if res.uid is not None else None,
                       "max_bytes": self.limits.message_bytes, "stdout_bytes": self.limits.stdout_bytes,
                       "session": res.token, "parent": os.getpid(),
                       # bwrap's --die-with-parent covers its level; elsewhere the worker asks itself.
                       "die_with_parent": self.level != "bwrap",
-                      "arena_bytes": len(res.arena) if res.arena is not None else 0}
+                      "arena_bytes": size if arena_fd is not None else 0}
             if server is not None:
                 res.sandbox_pid, res.pidfd = server.fork(config, theirs, res.token)
             else:
                 argv, env, cwd, site = self._command(res)
-                config.update(requests=request_r, replies=reply_w, site=site,
-                              arena=arena_fd if arena_fd >= 0 else None)
+                config.update(requests=request_r, replies=reply_w, site=site, arena=arena_fd)
                 nproc = self.limits.max_processes if root else \
                     procs.task_count(os.getuid()) + self.limits.max_processes
                 preexec = iso.make_preexec(iso.rlimit_settings(self.limits, nproc),
@@ -337,8 +332,8 @@ class WorkerProcess:
                 res.proc = subprocess.Popen(
                     argv + ["-I", "-S", "-B", "-c", BOOTSTRAP, json.dumps(config), *program_sources()],
                     stdin=subprocess.DEVNULL, stdout=output_w, stderr=output_w,
-                    pass_fds=tuple(fd for fd in (request_r, reply_w, arena_fd) if fd >= 0), cwd=cwd, env=env,
-                    close_fds=True,
+                    pass_fds=tuple(fd for fd in (request_r, reply_w, arena_fd) if fd is not None), cwd=cwd,
+                    env=env, close_fds=True,
                     start_new_session=True, preexec_fn=preexec)
         except (OSError, subprocess.SubprocessError, SandboxError) as exc:
             self.close()
@@ -347,7 +342,7 @@ class WorkerProcess:
             self.close()
             raise
         finally:
-            for fd in theirs:
+            for fd in (request_r, reply_w, output_w):     # the arena's stays open: this side uses it
                 os.close(fd)
         for fd in res.fds:
             os.set_blocking(fd, False)

@@ -43,6 +43,40 @@ def _read_info(pid: int) -> ProcessInfo | None:
                        uid=int(uid_line.split()[1]), state=fields[0])
 
 
+def _live_uid(pid: int) -> int | None:
+    """The real uid of ``pid`` from its status file alone; ``None`` if it ended or is a zombie.
+
+    The uid scans run twice per graded submission (reserving a uid, and
+    checking that none of its processes is left), so they read one file per
+    process instead of the two ``_read_info`` reads.
+    """
+    try:
+        with open(f"/proc/{pid}/status", "rb") as handle:
+            status = handle.read()
+    except OSError:
+        return None
+    state = status.find(b"\nState:")
+    uid = status.find(b"\nUid:")
+    if state < 0 or uid < 0:
+        return None
+    if status[state + 7:state + 9].strip()[:1] in (b"Z", b"X"):
+        return None
+    try:
+        return int(status[uid + 5:status.find(b"\n", uid + 5)].split()[0])
+    except (ValueError, IndexError):
+        return None
+
+
+def _live_uids() -> Iterator[tuple[int, int]]:
+    """``(pid, real uid)`` of every process that is not a zombie."""
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            pid = int(name)
+            uid = _live_uid(pid)
+            if uid is not None:
+                yield pid, uid
+
+
 def processes() -> Iterator[ProcessInfo]:
     """Every process that is not a zombie (zombies are already dead)."""
     for name in os.listdir("/proc"):
@@ -66,7 +100,7 @@ def task_count(uid: int) -> int:
 
 def uids_in_use() -> set[int]:
     """Real uids of the running processes."""
-    return {info.uid for info in processes()}
+    return {uid for _pid, uid in _live_uids()}
 
 
 def pid_namespace(pid: int) -> str | None:
@@ -146,7 +180,7 @@ def in_namespace(namespace: str) -> list[int]:
 
 def of_uid(uid: int) -> list[int]:
     """Processes whose real uid is ``uid``."""
-    return [info.pid for info in processes() if info.uid == uid]
+    return [pid for pid, owner in _live_uids() if owner == uid]
 
 
 def kill_all_of_uid(uid: int) -> None:

@@ -205,7 +205,7 @@ class Worker:
         self.replies = config["replies"]
         self.max_bytes = config["max_bytes"]
         #: The arena shared with the grader, if it sent one: arrays cross through it (see ``channel``).
-        self.arena = _map_arena(config)
+        self.arena = _map_arena(config, channel)
         self.budget = budget
         self.namespace: dict[str, Any] | None = None
         self.seq: Any = None    # echoed in the reply, so the grader can match it to its request
@@ -348,13 +348,15 @@ class Worker:
                           "traceback": ""})
 
 
-def _map_arena(config: dict[str, Any]) -> mmap.mmap | None:
-    """Map the arena the grader passed (its descriptor is closed once mapped), or ``None``."""
+def _map_arena(config: dict[str, Any], channel: ModuleType) -> Any:
+    """The arena the grader passed, mapped, or ``None``. (``mmap`` keeps a duplicate of the
+    descriptor: the student's code can reach the file, which the grader's seals and its
+    ``pread``/``pwrite`` access make harmless to anyone but the student.)"""
     fd, size = config.get("arena"), config.get("arena_bytes")
     if not isinstance(fd, int) or not isinstance(size, int) or size <= 0:
         return None
     try:
-        return mmap.mmap(fd, size)
+        return channel.MappedArena(mmap.mmap(fd, size))
     finally:
         os.close(fd)
 
