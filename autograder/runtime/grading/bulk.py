@@ -60,7 +60,9 @@ def _already_graded(out: Path, entry: Entry, ag_digest: str, submission_sha256: 
 def write_outcome(out: Path, record: GradeRecord) -> None:
     """The student's three files; outcome.json last, so it marks a complete set."""
     folder = out / record.entry.student
-    write_atomic(folder / "results.json", json.dumps(results_json(record.outcome), indent=2) + "\n")
+    # Written without indentation: indenting runs json's pure-Python encoder, which took
+    # 6 ms per student for these two files, in the process that also feeds the workers.
+    write_atomic(folder / "results.json", json.dumps(results_json(record.outcome)) + "\n")
     write_atomic(folder / "feedback.md", feedback_markdown(record.outcome))
     write_atomic(folder / RECORD_NAME, record.to_json())
 

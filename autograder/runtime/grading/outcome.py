@@ -173,7 +173,7 @@ class GradeRecord:
     def to_json(self) -> str:
         return json.dumps({"autograder": self.autograder, "submission_sha256": self.submission_sha256,
                            "entry": self.entry.to_dict(), "outcome": self.outcome.to_dict(),
-                           **({"extra": self.extra} if self.extra else {})}, indent=2) + "\n"
+                           **({"extra": self.extra} if self.extra else {})}) + "\n"
 
     @classmethod
     def from_json(cls, text: str) -> "GradeRecord":
