@@ -914,3 +914,7 @@ def test_the_session_reports_the_notebook_level_numbers_each_function_reads(leve
         assert s.numbers_read["uses_globals"] == {"B": 4, "T": 8}      # no float, no bool
         assert "uses_attribute" not in s.numbers_read
         assert s.numbers_read["nested"] == {"B": 4}                     # code inside a comprehension
+    # Asked about some functions only, the worker reports those (and no name it does not define).
+    with SandboxSession(textwrap.dedent(code), FAST, isolation=level,
+                        numbers_for=["nested", "uses_attribute", "missing"]) as s:
+        assert s.start().ok and s.numbers_read == {"nested": {"B": 4}}

@@ -113,11 +113,12 @@ def call(student: Any, name: str, *args: Any) -> Any:
     except Exception as exc:  # the student's error, reported as feedback
         said = f"`{name}` raised {code(f'{type(exc).__name__}: {exc}')}"
         raise Feedback(said + _error_hints(fn, isolated, name, args, said)) from None
-    for param, before, after in zip(_param_names(fn, len(args)), args, given):
+    for index, (before, after) in enumerate(zip(args, given)):
         if isinstance(before, np.ndarray) and after is not before and not (
             isinstance(after, np.ndarray) and after.shape == before.shape
             and np.array_equal(after, before, equal_nan=before.dtype.kind == "f")
         ):
+            param = _param_names(fn, len(args))[index]     # read only when it is needed: it is slow
             message = (_rounding_left(name, param) if _only_rounding(before, after) else
                        f"`{name}` changed its input {code(param)} in place. Work on a copy "
                        "(for example `x = x - x.max(...)` rather than `x -= ...`).")

@@ -82,7 +82,8 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, clearanc
     notes = list(program.notes)
     suite = ag.suite
     program = without_demo_cells(program, ag.demo_cells)
-    with SandboxSession(list(program.cells), limits, isolation=clearance.level, warm=warm) as session:
+    with SandboxSession(list(program.cells), limits, isolation=clearance.level, warm=warm,
+                        numbers_for=ag.student_functions) as session:
         loaded = session.start()
         level = clearance.label
         if loaded.timed_out:

@@ -359,6 +359,13 @@ def _dtype(text: Any) -> np.dtype:
     """The dtype written as ``text``, if it is one an array may have."""
     if not isinstance(text, str) or not _DTYPE_TEXT.fullmatch(text):
         raise ChannelError(f"an array arrived with a malformed dtype {str(text)[:40]!r}.")
+    return _checked_dtype(text)
+
+
+@functools.lru_cache(maxsize=64)
+def _checked_dtype(text: str) -> np.dtype:
+    # Cached: a session sends the same few dtypes thousands of times, and the
+    # pattern above admits only a few dozen texts at all.
     try:
         dtype = np.dtype(text)
     except TypeError:
@@ -424,7 +431,7 @@ class _Decoder:
             return node
         if not isinstance(node, dict):
             raise ChannelError(f"malformed value: an untagged {type_name(node)}.")
-        if set(node) == {"named", "params"}:
+        if len(node) == 2 and "named" in node and "params" in node:
             return self._named(node, depth)
         if len(node) != 1 or next(iter(node)) not in _TAGS:
             raise ChannelError(f"malformed value: unknown tag {sorted(node)[:3]}.")

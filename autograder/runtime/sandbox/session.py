@@ -133,14 +133,19 @@ class SandboxSession:
         warm: a ``WarmStart`` whose spare worker this session may adopt
             for its first load (and which it refills for the next session),
             or a ``forkserver.ForkServer`` that forks the session's workers.
+        numbers_for: the functions whose notebook-level numbers the worker
+            reports (``numbers_read``); ``None`` for every function it finds.
+            Walking the bytecode of every helper of a long notebook cost
+            several milliseconds per submission.
 
     Raises:
         SandboxUnavailable: the requested isolation level cannot run here.
     """
 
     def __init__(self, code: str | Sequence[str], limits: Limits = Limits(),
-                 isolation: str = "auto", warm: Any = None) -> None:
+                 isolation: str = "auto", warm: Any = None, numbers_for: Sequence[str] | None = None) -> None:
         self.cells = [code] if isinstance(code, str) else list(code)
+        self._numbers_for = None if numbers_for is None else [str(name) for name in numbers_for]
         if not all(isinstance(cell, str) for cell in self.cells):
             raise TypeError("code must be a str or a sequence of str cells.")
         self.limits = limits
@@ -270,8 +275,8 @@ class SandboxSession:
 
         try:
             seq = self._next_seq()
-            request = channel.encode({"op": "load", "seq": seq, "cells": self.cells},
-                                   max_bytes=self.limits.message_bytes)
+            request = channel.encode({"op": "load", "seq": seq, "cells": self.cells,
+                                    "numbers_for": self._numbers_for}, max_bytes=self.limits.message_bytes)
         except channel.ChannelError as exc:
             return ImportResult(ok=False, loaded=False, error=f"the submission's code cannot be sent: {exc}")
         usable = self._warm is not None and (not self._restarts or self._warm.every_start)

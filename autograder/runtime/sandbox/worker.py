@@ -43,7 +43,7 @@ import sys
 import threading
 import traceback
 from types import ModuleType
-from typing import Any
+from typing import Any, Iterable
 
 #: Modules imported before privileges are dropped. Where the worker switches
 #: to an unprivileged user without a private filesystem view, the Python
@@ -247,13 +247,13 @@ class Worker:
                               "message": str(exc), "traceback": ""})
         self.seq = fields.get("seq")
         if fields.get("op") == "load":
-            return self.load(fields.get("cells"))
+            return self.load(fields.get("cells"), fields.get("numbers_for"))
         if fields.get("op") == "call":
             return self.call(fields.get("function"), values.get("args"))
         return self.pack({"ok": False, "kind": "bad_request", "type": "ValueError",
                           "message": f"unknown request {fields.get('op')!r}", "traceback": ""})
 
-    def load(self, cells: Any) -> bytes:
+    def load(self, cells: Any, numbers_for: Any = None) -> bytes:
         """Run the submission's cells in order; a failing cell does not stop the next."""
         if not isinstance(cells, list) or not all(isinstance(c, str) for c in cells):
             return self.pack({"ok": False, "kind": "bad_request", "type": "ValueError",
@@ -271,8 +271,10 @@ class Worker:
             except BaseException as exc:   # SystemExit and KeyboardInterrupt are failures too
                 errors.append({"cell": index, **describe_exception(exc)})
         functions = self.functions()
+        wanted = functions if not isinstance(numbers_for, list) else \
+            [name for name in numbers_for if isinstance(name, str) and name in functions]
         return self.pack({"ok": True, "errors": errors, "functions": functions,
-                          "numbers_read": self.numbers_read(functions)})
+                          "numbers_read": self.numbers_read(wanted)})
 
     def _keep_copy(self, cells: list[str]) -> None:
         # The submission's file in the work directory, for code that reads
@@ -294,8 +296,8 @@ class Worker:
                 found[name[:200]] = _parameters(value)
         return found
 
-    def numbers_read(self, functions: dict[str, list[str]]) -> dict[str, dict[str, int]]:
-        """For each of ``functions`` (as ``functions()`` found them), the notebook-level whole numbers
+    def numbers_read(self, functions: Iterable[str]) -> dict[str, dict[str, int]]:
+        """For each of ``functions`` (names ``functions()`` found), the notebook-level whole numbers
         of 2 or more it reads by name (``B``, ``T``, ``V`` set in an earlier cell): a size taken from
         there instead of from the arguments is a common slip, which the grader names when it fails."""
         found: dict[str, dict[str, int]] = {}
