@@ -228,6 +228,23 @@ def test_arrays_cross_through_a_shared_arena_as_fresh_copies():
         os.close(fd)
 
 
+def test_an_arena_that_fails_is_never_the_graders_crash():
+    """Writing: the arrays go inline instead. Reading: a channel error (the call fails cleanly)."""
+    class Full(channel.FileArena):
+        def put(self, offset, array, order):
+            raise OSError(28, "No space left on device")
+    fd, mapped, file_side = _arenas(1 << 16)
+    try:
+        data = channel.pack({}, {"v": np.arange(5.0)}, max_bytes=1 << 20, arena=Full(fd, 1 << 16))
+        assert np.array_equal(channel.unpack(data[channel.FRAME.size:], allow_named=False)[1]["v"], np.arange(5.0))
+        shared = channel.pack({}, {"v": np.arange(5.0)}, max_bytes=1 << 20, arena=mapped)
+        with pytest.raises(ChannelError, match="could not be read"):
+            channel.unpack(shared[channel.FRAME.size:], allow_named=False, arena=channel.FileArena(-1, 1 << 16))
+    finally:
+        mapped.buffer.close()
+        os.close(fd)
+
+
 def test_arena_references_are_checked_against_this_sides_arena():
     def shared(sizes: list[int], tail: bytes = b"") -> bytes:
         header = json.dumps({"fields": {}, "values": {"v": {"nd": [0, "<f8", [sizes[0] // 8]]}},

@@ -285,7 +285,10 @@ class FileArena:
         buffer = bytearray(size)
         view, done = memoryview(buffer), 0
         while done < size:
-            count = os.preadv(self.fd, [view[done:]], offset + done)
+            try:
+                count = os.preadv(self.fd, [view[done:]], offset + done)
+            except OSError as exc:
+                raise ChannelError(f"the shared arena could not be read ({exc.strerror}).") from None
             if count <= 0:
                 raise ChannelError("malformed message: the shared arena ended early.")
             done += count
@@ -307,10 +310,7 @@ class Outgoing:
     def frame(self, arena: MappedArena | FileArena | None = None) -> bytes:
         """The framed message (length prefix included); arrays go into ``arena`` if they fit."""
         offsets, end = arena_layout([array.nbytes for array, _ in self.arrays])
-        if self.arrays and arena is not None and end <= len(arena):
-            for (array, order), offset in zip(self.arrays, offsets):
-                if array.nbytes:
-                    arena.put(offset, array, order)
+        if self.arrays and arena is not None and end <= len(arena) and self._put_all(arena, offsets):
             # The header ends with the flag ``"shared":false`` (see ``encode``); ``true`` is
             # shorter, so the header stays within the size ``encode`` checked.
             header = (self.header[:-len(_NOT_SHARED)] + _SHARED).encode("utf-8")
@@ -320,6 +320,17 @@ class Outgoing:
             pieces = [array.tobytes(order=order) for array, order in self.arrays]
         body_length = _HEADER_LENGTH.size + len(header) + sum(len(piece) for piece in pieces)
         return b"".join([FRAME.pack(body_length), _HEADER_LENGTH.pack(len(header)), header, *pieces])
+
+    def _put_all(self, arena: MappedArena | FileArena, offsets: list[int]) -> bool:
+        """Copy every array into ``arena``; ``False`` (send them inline instead) if the file
+        cannot take them, e.g. when memory for its pages runs out."""
+        try:
+            for (array, order), offset in zip(self.arrays, offsets):
+                if array.nbytes:
+                    arena.put(offset, array, order)
+        except OSError:
+            return False
+        return True
 
 
 def encode(fields: Mapping[str, Any], values: Mapping[str, Any] | None = None, *,
