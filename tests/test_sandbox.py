@@ -850,6 +850,19 @@ def scribble_then_answer(x):
 
 def where():
     return _arena() is not None
+
+def append_mode():
+    # The worker's own descriptor of the arena: make every write through it append.
+    import fcntl
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if "lmhead-arena" in os.readlink(f"/proc/self/fd/{name}"):
+                fd = int(name)
+                fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
+                return True
+        except OSError:
+            pass
+    return False
 """
 
 
@@ -861,7 +874,47 @@ def test_the_student_can_only_spoil_its_own_messages_in_the_arena(level):
         for _ in range(3):                           # the next calls still work: nothing faulted here
             value, shrunk = call_ok(s, "scribble_then_answer", x)
             assert np.array_equal(value, x * 2) and shrunk == 0
-        assert np.array_equal(x, np.arange(6.0).reshape(2, 3))
+        assert call_ok(s, "append_mode") is True     # its descriptor's flags are not the grader's
+        value, _ = call_ok(s, "scribble_then_answer", x)
+        assert np.array_equal(value, x * 2) and np.array_equal(x, np.arange(6.0).reshape(2, 3))
+
+
+CHURN = """
+import resource, sys
+import numpy as np
+sys.path.insert(0, {root!r})
+if sys.argv[1] == "worker":
+    from autograder.runtime.sandbox.worker import _keep_freed_memory
+    _keep_freed_memory()
+else:                                   # keeping every block below 64 MB, as a first version did
+    import ctypes
+    ctypes.CDLL(None).mallopt(-3, 64 << 20); ctypes.CDLL(None).mallopt(-1, 256 << 20)
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+big = [np.ones(50 << 17) for _ in range(12)]     # 12 x 50 MB, freed below a small survivor
+small = np.ones(2000)
+del big
+try:
+    np.empty(700 << 17)
+    print("fits")
+except MemoryError:
+    print("MemoryError")
+"""
+
+
+def test_the_workers_allocator_settings_leave_the_student_its_memory():
+    """Freed blocks the worker keeps count against its address-space limit: what fits under
+    glibc's defaults must still fit (keeping blocks up to 64 MB did not)."""
+    import subprocess
+    import sys
+    program = CHURN.format(root=str(REPO))
+
+    def run(kind: str) -> str:
+        return subprocess.run([sys.executable, "-c", program, kind], capture_output=True, text=True,
+                              timeout=60).stdout.strip()
+    control = run("64MB")
+    if control != "MemoryError":
+        pytest.skip(f"this allocator does not show the fragmentation ({control!r})")
+    assert run("worker") == "fits"
 
 
 def test_nothing_importable_in_the_worker_computes_a_graded_answer():

@@ -278,6 +278,8 @@ class FileArena:
             data = memoryview(array.tobytes(order=order))
         while data:
             written = os.pwrite(self.fd, data, offset)
+            if written <= 0:
+                raise OSError("the shared arena took no bytes")
             data, offset = data[written:], offset + written
 
     def get(self, offset: int, size: int) -> bytearray:

@@ -174,7 +174,10 @@ class WorkerResources:
                 pass
         self.fds = []
         if self.arena is not None:
-            os.close(self.arena.fd)
+            try:
+                os.close(self.arena.fd)
+            except OSError:
+                pass
             self.arena = None
         if self.tmpdir:
             _remove_tree(self.tmpdir)
@@ -271,6 +274,16 @@ def new_arena(size: int) -> int | None:
         return None
 
 
+def _own_view(fd: int, size: int) -> channel.FileArena | None:
+    """This side's arena: the file opened afresh, so that flags the worker sets on the
+    descriptor it is given (``O_APPEND`` would turn every write of ours into an error)
+    belong to its open file, not to ours. ``None`` if it cannot be reopened."""
+    try:
+        return channel.FileArena(os.open(f"/proc/self/fd/{fd}", os.O_RDWR | os.O_CLOEXEC), size)
+    except OSError:
+        return None
+
+
 class WorkerProcess:
     """One worker process, its three pipes (requests, replies, output) and its shared arena."""
 
@@ -311,7 +324,10 @@ class WorkerProcess:
         size = min(ARENA_BYTES, self.limits.message_bytes)
         arena_fd = new_arena(size)
         if arena_fd is not None:
-            res.arena = channel.FileArena(arena_fd, size)
+            res.arena = _own_view(arena_fd, size)
+            if res.arena is None:
+                os.close(arena_fd)
+                arena_fd = None
         theirs = (request_r, reply_w, output_w, *([arena_fd] if arena_fd is not None else []))
         try:
             config = {"drop": [res.uid, res.uid] if res.uid is not None else None,
@@ -342,7 +358,7 @@ class WorkerProcess:
             self.close()
             raise
         finally:
-            for fd in (request_r, reply_w, output_w):     # the arena's stays open: this side uses it
+            for fd in theirs:
                 os.close(fd)
         for fd in res.fds:
             os.set_blocking(fd, False)

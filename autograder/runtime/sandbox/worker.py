@@ -433,13 +433,15 @@ def _add_site_builtins() -> None:
 
 
 def _keep_freed_memory() -> None:
-    """Have malloc keep freed blocks for reuse (the twin of ``autograder.runtime.allocator``,
-    which this file cannot import): fresh 1.6 MB arrays then cost no page faults."""
+    """Have malloc keep freed blocks of a few MB for reuse (as ``autograder.runtime.allocator``
+    does for the grader; this file cannot import it): fresh 1.6 MB arrays then cost no page
+    faults. The thresholds are lower than the grader's: blocks kept count against the
+    student's address-space limit, and larger ones are returned as before."""
     import ctypes
     try:
         mallopt = ctypes.CDLL(None).mallopt
-        mallopt(-3, 64 << 20)        # M_MMAP_THRESHOLD
-        mallopt(-1, 256 << 20)       # M_TRIM_THRESHOLD
+        mallopt(-3, 4 << 20)         # M_MMAP_THRESHOLD
+        mallopt(-1, 32 << 20)        # M_TRIM_THRESHOLD
     except (OSError, AttributeError):
         pass
 
