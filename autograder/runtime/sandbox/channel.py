@@ -63,7 +63,7 @@ MAX_INT_BITS = 1024
 #: Arrays in a shared arena start at multiples of this many bytes (a cache line).
 ARENA_ALIGN = 64
 #: How a header ends: whether its arrays are in the shared arena or follow it.
-_NOT_SHARED, _SHARED = ',"shared":false}', ',"shared":true}'
+_NOT_SHARED, _SHARED = b',"shared":false}', b',"shared":true}'
 
 FRAME = struct.Struct(">Q")
 _HEADER_LENGTH = struct.Struct(">I")
@@ -304,28 +304,29 @@ class Outgoing:
     they fit, and after the header in the message itself otherwise.
     """
 
-    def __init__(self, header: str, arrays: list[tuple[np.ndarray, str]], blob_bytes: int) -> None:
+    def __init__(self, header: bytes, arrays: list[tuple[np.ndarray, str]]) -> None:
         self.header = header
         self.arrays = arrays
-        self.blob_bytes = blob_bytes
 
     def frame(self, arena: MappedArena | FileArena | None = None) -> bytes:
         """The framed message (length prefix included); arrays go into ``arena`` if they fit."""
-        offsets, end = arena_layout([array.nbytes for array, _ in self.arrays])
-        if self.arrays and arena is not None and end <= len(arena) and self._put_all(arena, offsets):
+        if self.arrays and arena is not None and self._put_all(arena):
             # The header ends with the flag ``"shared":false`` (see ``encode``); ``true`` is
             # shorter, so the header stays within the size ``encode`` checked.
-            header = (self.header[:-len(_NOT_SHARED)] + _SHARED).encode("utf-8")
+            header = self.header[:-len(_NOT_SHARED)] + _SHARED
             pieces: list[bytes] = []
         else:
-            header = self.header.encode("utf-8")
+            header = self.header
             pieces = [array.tobytes(order=order) for array, order in self.arrays]
         body_length = _HEADER_LENGTH.size + len(header) + sum(len(piece) for piece in pieces)
         return b"".join([FRAME.pack(body_length), _HEADER_LENGTH.pack(len(header)), header, *pieces])
 
-    def _put_all(self, arena: MappedArena | FileArena, offsets: list[int]) -> bool:
-        """Copy every array into ``arena``; ``False`` (send them inline instead) if the file
-        cannot take them, e.g. when memory for its pages runs out."""
+    def _put_all(self, arena: MappedArena | FileArena) -> bool:
+        """Copy every array into ``arena``; ``False`` (send them inline instead) if they do not
+        fit or the file cannot take them, e.g. when memory for its pages runs out."""
+        offsets, end = arena_layout([array.nbytes for array, _ in self.arrays])
+        if end > len(arena):
+            return False
         try:
             for (array, order), offset in zip(self.arrays, offsets):
                 if array.nbytes:
@@ -347,17 +348,17 @@ def encode(fields: Mapping[str, Any], values: Mapping[str, Any] | None = None, *
     try:
         header = json.dumps({"fields": dict(fields), "values": trees,
                              "blobs": [array.nbytes for array, _ in encoder.arrays], "shared": False},
-                            separators=(",", ":"))
+                            separators=(",", ":")).encode("utf-8")
     except (TypeError, ValueError) as exc:   # a field that is not plain JSON data
         raise ChannelError(f"the message cannot be encoded: {exc}") from None
-    size = len(header.encode("utf-8"))
+    size = len(header)
     if size > MAX_HEADER_BYTES:
         raise ChannelError(f"the value's structure is too large to send ({size} bytes of "
                            f"numbers, strings and containers; at most {MAX_HEADER_BYTES}).")
     body_length = _HEADER_LENGTH.size + size + encoder.blob_bytes
     if body_length > max_bytes:
         raise ChannelError(f"the value is too large to send ({body_length} bytes; at most {max_bytes}).")
-    return Outgoing(header, encoder.arrays, encoder.blob_bytes)
+    return Outgoing(header, encoder.arrays)
 
 
 def pack(fields: Mapping[str, Any], values: Mapping[str, Any] | None = None, *,

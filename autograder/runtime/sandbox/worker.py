@@ -466,8 +466,9 @@ def setup_failed(what: str) -> None:
 def main(channel: ModuleType, config: dict[str, Any]) -> None:
     """Entry point inside the sandbox; never returns."""
     try:
-        for fd in (config["requests"], config["replies"], *([config["arena"]] if config.get("arena") is not None else [])):
+        for fd in (config["requests"], config["replies"]):
             os.set_inheritable(fd, False)    # programs the student starts do not get them
+            # (nor the arena's: ``Worker`` closes it once mapped, before any student code runs)
         budget = _setup_output(config)
         # Past RLIMIT_FSIZE a write should fail with an error, not kill the worker.
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
