@@ -141,6 +141,46 @@ def test_extraction_drops_ipython_syntax_and_neutralizes_otter(tmp_path):
     assert "%matplotlib inline" in joined and "!pip install torch" in joined and "%%bash" in joined
 
 
+def test_cleaning_a_cell_matches_the_line_by_line_rules():
+    """A cell with nothing IPython- or otter-like in it skips the per-line patterns: whatever the
+    cell, the result is what trying each pattern on each line gives (line breaks of every kind)."""
+    import random
+
+    from autograder.runtime.grading import extract as E
+
+    def line_by_line(source: str) -> str:
+        kept = []
+        for line in source.splitlines():
+            indent = line[: len(line) - len(line.lstrip())]
+            if E._OTTER_LINE.match(line):
+                kept.append(f"{indent}pass  # otter command, not needed for grading")
+            elif E._MAGIC_LINE.match(line) or E._ASSIGN_SHELL.match(line) or E._HELP_LINE.match(line):
+                kept.append(f"{indent}pass  # IPython syntax removed for grading")
+            else:
+                kept.append(line)
+        return "\n".join(kept)
+
+    pieces = ["x = 1", "%time", "!ls", "y = !ls", "a?", "?b", "import otter", "grader.check('q1')", "z != 2",
+              "s = '%d' % 3", "  %magic", "def f():\n    return 1", "c == %d", "w =  %x", "q = a?b",
+              "grader = 3", "  ", ""]
+    breaks = ["\n", "\r\n", "\r", "\x0c", "\x0b", "\u2028", "\x85", " "]
+    rng = random.Random(7)
+    for _ in range(5000):
+        source = rng.choice(["", "y = 2\n"]) + "".join(rng.choice(pieces) + rng.choice(breaks)
+                                                       for _ in range(rng.randint(1, 6)))
+        assert E._clean_cell(source, 1, []) == line_by_line(source), repr(source)
+
+
+def test_only_plain_strings_of_otters_metadata_are_kept(tmp_path):
+    """otter's encoded public tests fill most of a submitted notebook; grading never reads them."""
+    nb = _notebook("x = 1")
+    nb.metadata["otter"].update(OK_FORMAT=True, tests={"q1": "encoded " * 1000})
+    nb.metadata["kernelspec"] = "not a dict"
+    (tmp_path / f"{NAME}.ipynb").write_text(json.dumps(nb))
+    read = read_submission(tmp_path / f"{NAME}.ipynb", NAME)
+    assert dict(read.notebook.metadata) == {"otter": {"assignment_name": NAME}}
+
+
 def test_cells_are_named_as_the_student_sees_them():
     from autograder.runtime.grading.extract import extract_program
     from autograder.runtime.grading.intake import Submission

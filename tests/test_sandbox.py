@@ -408,6 +408,20 @@ def test_in_place_mutation_is_reported(level):
         assert x[1] == 5.0, "the caller's array must not change"
 
 
+def test_arrays_holding_nan_are_reported_only_when_changed():
+    cells = ["def keep(x):\n    return 0\n\ndef touch(x):\n    x[0] = 7.0\n    return 0\n\n"
+             "def other_nan(x):\n    x[1] = -x[1]\n    return 0\n"]
+    with SandboxSession(cells, FAST) as s:
+        x = np.array([1.0, np.nan, -0.0, np.inf])
+        assert not s.call("keep", x).args_after, "NaN is not equal to itself, yet the array is unchanged"
+        assert not s.call("keep", np.array([1 + 2j, complex(np.nan, 1.0)])).args_after
+        touched = s.call("touch", x).args_after
+        assert list(touched) == [0] and touched[0][0] == 7.0 and np.isnan(touched[0][1])
+        # NaN's sign flipped: the same under equal_nan, so not reported; the value is the same
+        assert not s.call("other_nan", x).args_after
+        assert not s.call("touch", np.array([7.0, 2.0])).args_after      # written, but to the same value
+
+
 def test_missing_names_unsendable_args_and_cell_errors():
     cells = ["def f(x):\n    return x", "raise ValueError('cell two breaks')", "def g():\n    return 2"]
     with SandboxSession(cells, FAST) as s:

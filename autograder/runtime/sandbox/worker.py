@@ -181,7 +181,12 @@ def _changed(before: Any, after: Any, np: ModuleType) -> bool:
     """Whether an array argument differs from its copy taken before the call."""
     if type(after) is not np.ndarray or after.shape != before.shape or after.dtype != before.dtype:
         return True
-    return not np.array_equal(after, before, equal_nan=before.dtype.kind in "fc")
+    if np.array_equal(after, before):
+        return False
+    # Only an array holding NaN can still be unchanged. ``equal_nan`` costs twenty times as
+    # much (it masks both arrays), which on every call made this check cost more than the
+    # student's own function on large inputs.
+    return before.dtype.kind not in "fc" or not np.array_equal(after, before, equal_nan=True)
 
 
 def _resolve_named(value: Any, channel: ModuleType) -> Any:
