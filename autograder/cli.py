@@ -2,19 +2,32 @@
 command, and turns ``GraderError`` into a one-line error. No logic lives here."""
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
 
 from autograder import __version__
-from autograder.cli_practice import practice
-from autograder.cli_questions import questions
-from autograder.cli_report import report
-from autograder.cli_similarity import similarity
 from autograder.cli_support import reports_errors
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The commands, those in modules of their own imported only when asked for: their imports
+    (the question bank, the similarity engine) took a fifth of a second off every `grader grade`."""
+
+    _ELSEWHERE = {"questions": "autograder.cli_questions", "practice": "autograder.cli_practice",
+                  "report": "autograder.cli_report", "similarity": "autograder.cli_similarity"}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self._ELSEWHERE))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self._ELSEWHERE and name not in self.commands:
+            self.add_command(getattr(importlib.import_module(self._ELSEWHERE[name]), name))
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="grader")
 def main() -> None:
     """LM-head grader: build auto-graded assignments on the language-modelling
@@ -116,12 +129,6 @@ def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, canva
     problem = nothing_graded(result)
     if problem:
         raise click.ClickException(problem)
-
-
-main.add_command(questions)
-main.add_command(practice)
-main.add_command(report)
-main.add_command(similarity)
 
 
 if __name__ == "__main__":
