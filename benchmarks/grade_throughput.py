@@ -6,7 +6,9 @@ times a sample with plain `otter run` (the zip with its plugin switched off:
 otter alone, the baseline) and with `otter run` on the shipped zip, grades
 all of them with `grader grade`, checks that the sample's scores agree, and
 prints the figures against their targets, with the floor: the hidden suite's
-own CPU time on the reference, in-process, divided by the cores.
+own CPU time on the reference, in-process, divided by the cores; and the
+sandbox floor: the same suite on the reference run through a fresh sandbox
+worker per submission, which is what isolation alone costs.
 
     python benchmarks/grade_throughput.py [--size 200] [--sample 5] [--workers 2] [--scale 1000]
 """
@@ -185,6 +187,63 @@ def suite_floor(seconds: float = 3.0) -> float:
         return (time.process_time() - start) / runs
 
 
+def _machine_busy_seconds() -> float:
+    """CPU seconds the whole machine has spent busy since boot (all processes, all cores)."""
+    with open("/proc/stat") as handle:
+        ticks = [int(v) for v in handle.readline().split()[1:]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")     # less idle and iowait
+
+
+def sandbox_floor(zip_path: Path, solution_path: Path, seconds: float = 4.0) -> float:
+    """Machine CPU seconds per submission of the hidden suite on the reference run through the
+    sandbox as grading runs it, and nothing else.
+
+    Each run takes a fresh worker from a fork server, loads the solution notebook's code (read,
+    extracted and stripped of demo cells as grading does), runs the hidden suite against it through
+    the proxy, and ends the worker; there is no intake of a file, no diagnosis (the reference makes
+    no mistake), no feedback and no files written. The difference from ``suite_floor`` is what
+    isolating a submission costs: its own process, loading its code, one round trip per call. The
+    workers' CPU is outside this process, so the machine's busy time is read; the machine should
+    be otherwise idle, as for the rest of this benchmark.
+    """
+    from threadpoolctl import threadpool_limits
+
+    from autograder.runtime.grading.demo_cells import without_demo_cells
+    from autograder.runtime.grading.extract import extract_program
+    from autograder.runtime.grading.intake import read_submission
+    from autograder.runtime.grading.runner import SandboxStudent
+    from autograder.runtime.grading.support import load_autograder
+    from autograder.runtime.sandbox import ForkServer, Limits, SandboxSession, WarmStart
+    from autograder.runtime.sandbox.policy import clear
+
+    with tempfile.TemporaryDirectory(prefix="lmhead-sandbox-floor-") as tmp:
+        ag = load_autograder(zip_path, tmp)
+        clearance = clear("auto", [tmp, zip_path, solution_path], trusted=False)
+        program = without_demo_cells(extract_program(read_submission(solution_path, ag.assignment)),
+                                     ag.demo_cells)
+        limits = Limits()
+        server = ForkServer(limits, clearance.level)
+        warm = server if server.usable else WarmStart(limits, clearance.level)
+
+        def grade_once(seed: int) -> None:
+            with SandboxSession(list(program.cells), limits, isolation=clearance.level, warm=warm,
+                                numbers_for=ag.student_functions) as session:
+                if not session.start().loaded:
+                    raise SystemExit("the sandbox floor could not load the solution notebook")
+                ag.suite.run(SandboxStudent(session), seed)
+
+        try:
+            with threadpool_limits(1):
+                grade_once(0)                     # the fork server's start is not a submission's cost
+                runs, start, busy = 0, time.perf_counter(), _machine_busy_seconds()
+                while time.perf_counter() - start < seconds or runs < 10:
+                    grade_once(runs + 1)
+                    runs += 1
+                return (_machine_busy_seconds() - busy) / runs
+        finally:
+            warm.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=200)
@@ -228,6 +287,7 @@ def main() -> None:
         with open(out / "gradebook.csv", newline="") as handle:
             ours = {row["student"]: row for row in csv.DictReader(handle)}
         floor_cpu = suite_floor()
+        sandbox_cpu = sandbox_floor(result.autograder_zip, result.solution)
         scaled = scale_run(solution, result.autograder_zip, tmp, args) if args.scale else None
 
     mismatches = [(s, otter_scores[s], float(ours[s]["total"])) for s in sample
@@ -256,6 +316,11 @@ def main() -> None:
     print(f"floor: the hidden suite on the reference in-process takes {floor_cpu:.3f} s of CPU, "
           f"{floor:.3f} s per submission over {os.cpu_count()} cores; grader grade is {per / floor:.1f}x the floor "
           f"(goal <= {FLOOR_TARGET:.0f}x)")
+    sandboxed = sandbox_cpu / (os.cpu_count() or 1)
+    print(f"sandbox floor: the same suite on the reference through a fresh sandbox worker per submission "
+          f"(loading its code, one round trip per call; no intake, diagnosis or files) takes "
+          f"{sandbox_cpu:.3f} s of CPU, {sandboxed:.3f} s per submission = {sandboxed / floor:.1f}x the floor; "
+          f"grader grade is {per / sandboxed:.1f}x the sandbox floor")
     print(f"scores agree on the sample: {len(sample) - len(mismatches)}/{len(sample)}"
           + (f"; mismatches: {mismatches}" if mismatches else ""))
     if scaled is not None:
