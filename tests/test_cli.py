@@ -7,7 +7,9 @@ from autograder.cli import main
 
 
 def _walk(group: click.Group, prefix=()):
-    for name, command in group.commands.items():
+    context = click.Context(group)
+    for name in group.list_commands(context):       # commands in other modules load when asked for
+        command = group.get_command(context, name)
         yield prefix + (name,), command
         if isinstance(command, click.Group):
             yield from _walk(command, prefix + (name,))

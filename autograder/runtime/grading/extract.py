@@ -27,8 +27,9 @@ _MAGIC_LINE = re.compile(r"^\s*(%|!)")
 _ASSIGN_SHELL = re.compile(r"^\s*[\w.,\s]+=\s*[!%]")
 _HELP_LINE = re.compile(r"^\s*[\w.]+\?\??\s*$|^\s*\?\??[\w.]+\s*$")
 #: What any line the patterns above match contains: a cell without it is kept line for line
-#: without trying each pattern on each line (a long cell took milliseconds).
-_MAYBE_SPECIAL = re.compile(r"otter|grader|\?|^\s*[%!]|=\s*[!%]", re.MULTILINE)
+#: without trying each pattern on each line (a long cell took milliseconds). Its spaces never
+#: cross a line break (``[^\S\n]``): with ``\s`` a run of blank lines took quadratic time.
+_MAYBE_SPECIAL = re.compile(r"otter|grader|\?|^[^\S\n]*[%!]|=[^\S\n]*[!%]", re.MULTILINE)
 
 
 @dataclass(frozen=True)

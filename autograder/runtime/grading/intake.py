@@ -77,12 +77,13 @@ def parse_notebook(data: bytes, name: str) -> nbformat.NotebookNode:
         raise Rejected(f"{where} is JSON but not a Jupyter notebook (it has no cells).")
     # Grading reads the cells and the assignment's name, nothing else of the notebook's
     # metadata: a kernelspec that is a string, or names a kernel nobody has, is an editor's
-    # doing and no reason to refuse the code. Of otter's entry only its plain strings are
-    # kept (its name, its format): the rest is otter's encoded public tests, often most of
-    # the file, which nothing here reads and which took most of the time spent validating.
+    # doing and no reason to refuse the code. Of otter's entry only single values are kept
+    # (the assignment's name among them): its nested entries are otter's encoded public
+    # tests, often most of the file, which nothing here reads and which took most of the
+    # time spent validating.
     metadata = raw.get("metadata")
     otter_meta = metadata.get("otter") if isinstance(metadata, dict) else None
-    raw["metadata"] = {"otter": {k: v for k, v in otter_meta.items() if isinstance(v, str)}} \
+    raw["metadata"] = {"otter": {k: v for k, v in otter_meta.items() if not isinstance(v, (dict, list))}} \
         if isinstance(otter_meta, dict) else {}
     try:
         # reads validates the converted notebook and, told where, hands back
