@@ -176,6 +176,9 @@ def test_cleaning_a_cell_matches_the_line_by_line_rules():
     # took minutes on a few hundred kilobytes of them).
     blank = "\n" * 400_000 + "x = 1"
     assert E._clean_cell(blank, 1, []) == blank
+    # and so is a long line of spaces in a cell that takes the per-line path (the `?` sends it there)
+    spaces = "print('why?')\n" + " " * 400_000 + "x\nfiles = !ls"
+    assert E._clean_cell(spaces, 1, []).endswith("x\npass  # IPython syntax removed for grading")
 
 
 def test_only_single_values_of_otters_metadata_are_kept(tmp_path):

@@ -24,7 +24,9 @@ _OTTER_LINE = re.compile(
     r"^\s*(import\s+otter\b.*|from\s+otter\b.*|grader\s*=\s*otter\.Notebook\(.*\)\s*"
     r"|grader\.(check|check_all|export|to_pdf|run_plugin)\(.*\)\s*)$")
 _MAGIC_LINE = re.compile(r"^\s*(%|!)")
-_ASSIGN_SHELL = re.compile(r"^\s*[\w.,\s]+=\s*[!%]")
+#: (No ``\s*`` before the class that already holds ``\s``: the two overlapping made a long line
+#: of spaces take quadratic time.)
+_ASSIGN_SHELL = re.compile(r"^[\w.,\s]+=\s*[!%]")
 _HELP_LINE = re.compile(r"^\s*[\w.]+\?\??\s*$|^\s*\?\??[\w.]+\s*$")
 #: What any line the patterns above match contains: a cell without it is kept line for line
 #: without trying each pattern on each line (a long cell took milliseconds). Its spaces never
