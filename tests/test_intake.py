@@ -181,6 +181,21 @@ def test_cleaning_a_cell_matches_the_line_by_line_rules():
     assert E._clean_cell(spaces, 1, []).endswith("x\npass  # IPython syntax removed for grading")
 
 
+def test_a_number_too_long_to_read_is_a_refusal_not_a_grader_error(tmp_path):
+    path = tmp_path / f"{NAME}.ipynb"
+    path.write_text('{"cells": [], "metadata": {"x": ' + "9" * 10_000 + '}, "nbformat": 4, "nbformat_minor": 5}')
+    with pytest.raises(Rejected, match="not a valid notebook"):
+        read_submission(path, NAME)
+
+
+def test_a_cell_names_a_few_lines_of_ipython_syntax_and_counts_the_rest():
+    from autograder.runtime.grading.extract import _clean_cell
+    notes: list[str] = []
+    cleaned = _clean_cell("x = 1\n" + "!ls\n" * 100_000, 3, notes)
+    assert cleaned.count("pass  # IPython syntax removed for grading") == 100_000
+    assert len(notes) == 6 and notes[-1] == "cell 3: 99,995 more lines of IPython syntax were skipped."
+
+
 def test_only_single_values_of_otters_metadata_are_kept(tmp_path):
     """otter's encoded public tests fill most of a submitted notebook; grading never reads them."""
     nb = _notebook("x = 1")

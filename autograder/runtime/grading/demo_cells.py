@@ -17,7 +17,12 @@ import symtable
 from functools import lru_cache
 from typing import Iterable
 
-from autograder.runtime.grading.extract import Program
+from autograder.runtime.grading.extract import PARSE_LIMIT, Program
+
+#: At most this many (name, nested scope) pairs per scope are looked at: ``symtable`` matches
+#: every name of a scope against every scope nested in it, so a cell of 20,000 one-line
+#: functions took 10 s, and the 20 MB a submission may hold, hours.
+_SCOPE_WORK = 1_000_000
 
 
 def demo_digest(source: str) -> str:
@@ -35,7 +40,11 @@ class _Cell:
     """What one cell does with the module namespace, by Python's scoping rules."""
 
     def __init__(self, source: str) -> None:
+        if len(source) > PARSE_LIMIT:
+            raise ValueError("a cell this long is not analysed")
         top = symtable.symtable(source, "cell", "exec")
+        if any(len(t.get_identifiers()) * len(t.get_children()) > _SCOPE_WORK for t in _tables(top)):
+            raise ValueError("a cell with this many names and scopes is not analysed")
         symbols = top.get_symbols()
         self.assigned = {s.get_name() for s in symbols if s.is_assigned() or s.is_imported()}
         self.callables = {s.get_name() for s in symbols if s.is_imported() or s.is_namespace()}
@@ -48,7 +57,9 @@ class _Cell:
 
 @lru_cache(maxsize=4096)
 def _cell(source: str) -> _Cell | None:
-    """Cached: most cells (setup, checks, demos) are the same in every submission of a class."""
+    """Cached: most cells (setup, checks, demos) are the same in every submission of a class.
+    ``None`` for a cell that cannot be parsed, or is too large to analyse: the program then runs
+    as written, demo cells included."""
     try:
         return _Cell(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
