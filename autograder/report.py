@@ -433,7 +433,7 @@ def write_report(out_dir: Path, dest: Path | None = None, similarity: bool = Fal
     temporary = dest.with_name(f".{dest.name}.partial")
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(page, encoding="utf-8")
+        temporary.write_text(page, encoding="utf-8", errors="backslashreplace")   # see write_atomic
         os.replace(temporary, dest)
     except OSError as exc:
         with contextlib.suppress(OSError):

@@ -43,6 +43,33 @@ def cohort(built, tmp_path):
     return folder
 
 
+def test_text_that_is_not_unicode_never_stops_the_batch(built, tmp_path):
+    """A lone surrogate, escaped in a notebook's JSON, and file and folder names that are not
+    UTF-8 reach the feedback and the gradebook; they are written escaped, and every student is
+    graded (the first such student used to stop the batch, or leave the class without a gradebook)."""
+    import os
+    solution = nbformat.read(built.solution, as_version=4)
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    odd = json.loads(nbformat.writes(solution))
+    odd["metadata"]["otter"]["assignment_name"] = "lm-head\ud800"
+    (folder / "aaa.ipynb").write_text(json.dumps(odd))           # json escapes the surrogate
+    raw = os.fsencode(folder)
+    os.mkdir(raw + b"/st\xe9phane")
+    nbformat.write(solution, os.fsdecode(raw + b"/st\xe9phane/lm-head.ipynb"))
+    nbformat.write(solution, os.fsdecode(raw + b"/bad\xffname.ipynb"))
+    nbformat.write(solution, folder / "zoe.ipynb")
+    out = tmp_path / "out"
+    result = grade_batch([folder], built.autograder_zip, out, workers=1, timeout=20, canvas_csv=True)
+    assert result.graded == 4
+    text = (out / "gradebook.csv").read_text(encoding="utf-8")
+    rows = list(csv.DictReader(text.splitlines()))
+    assert len(rows) == 4 and [r["status"] for r in rows].count("graded") == 3
+    assert "\\udcff" in text                                  # the file name, escaped
+    assert "\\ud800" in (out / "aaa" / "feedback.md").read_text(encoding="utf-8")
+    assert (out / "gradebook_canvas.csv").exists() and build_report(out)
+
+
 def test_grades_a_folder_with_gradebook_results_and_feedback(built, cohort, tmp_path):
     out = tmp_path / "out"
     result = grade_batch([cohort], built.autograder_zip, out, workers=2, timeout=20, canvas_csv=True)

@@ -11,7 +11,10 @@ def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:   # text keeps its own line ends
+        # Text keeps its own line ends. Text from a submission can hold lone surrogates (an escaped
+        # one in its JSON, or a file name that is not UTF-8): they are written as ``\udce9`` escapes
+        # rather than stopping the whole batch at the first such student.
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
             handle.write(text)
         os.replace(tmp, path)
     except BaseException:
