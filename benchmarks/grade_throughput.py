@@ -35,6 +35,7 @@ import nbformat  # noqa: E402
 from autograder.build import build  # noqa: E402
 from autograder.build.otter_steps import otter_run, score_of  # noqa: E402
 from autograder.build.spec import load_spec  # noqa: E402
+from autograder.runtime.grading.support import load_autograder  # noqa: E402
 from tests.cohort import with_extra_cell, with_mistake, with_stubs, write_export_zip  # noqa: E402
 
 LM_HEAD_FUNCTIONS = ["next_token_batch", "lm_head", "softmax", "cross_entropy_loss", "lm_head_backward",
@@ -162,8 +163,9 @@ def scale_run(solution: nbformat.NotebookNode, zip_path: Path, tmp: Path,
     return wall, peak, time.perf_counter() - start
 
 
-def suite_floor(seconds: float = 3.0) -> float:
-    """CPU seconds of one hidden-suite run on the reference, in-process, no sandbox.
+def suite_floor(ag, seconds: float = 3.0) -> float:
+    """CPU seconds of one run of the autograder ``ag``'s hidden suite on the reference, in-process,
+    no sandbox.
 
     Measured as grading runs: with one BLAS thread (idle OpenBLAS threads
     spin, and their spinning would count as CPU time the suite never needed:
@@ -175,18 +177,12 @@ def suite_floor(seconds: float = 3.0) -> float:
     from autograder.runtime.allocator import keep_freed_memory
     keep_freed_memory()
 
-    from autograder.runtime.grading.support import load_support_dir  # noqa: F401  (the same engine)
-    from autograder.runtime.hidden_suite import HiddenSuite, hidden_test_path
     from tests.suites import reference_namespace
-    # Every question's hidden module once, as the autograder collects them (one question can ask
-    # for two functions: collecting a module per function ran that question twice).
-    spec = load_spec("lm-head")
-    suite = HiddenSuite([hidden_test_path(spec.folder, q.name) for q in spec.questions], catalogue=spec.catalogue())
     student = reference_namespace()
     with threadpool_limits(1):
         runs, start = 0, time.process_time()
         while time.process_time() - start < seconds or runs < 3:
-            suite.run(student, runs + 1)
+            ag.suite.run(student, runs + 1)
             runs += 1
         return (time.process_time() - start) / runs
 
@@ -200,58 +196,51 @@ def _machine_busy_seconds() -> float:
     return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
 
 
-def sandbox_floor(zip_path: Path, solution_path: Path, seconds: float = 2.0, windows: int = 3) -> float:
-    """Machine CPU seconds per submission of the hidden suite on the reference run through the
-    sandbox as grading runs it, and nothing else.
+def sandbox_floor(ag, solution_path: Path, seconds: float = 2.0, windows: int = 3) -> float:
+    """Machine CPU seconds per submission of the autograder ``ag``'s hidden suite on the reference,
+    graded through the sandbox as grading does it, with nothing else.
 
-    Each run takes a fresh worker from a fork server, loads the solution notebook's code (read,
-    extracted and stripped of demo cells as grading does), runs the hidden suite against it through
-    the proxy, and ends the worker; there is no intake of a file, no diagnosis (the reference makes
-    no mistake), no feedback and no files written. The difference from ``suite_floor`` is what
-    isolating a submission costs: its own process, loading its code, one round trip per call. The
-    workers' CPU is outside this process, so the machine's busy time is read, over ``windows``
-    spells of at least ``seconds`` each, keeping the least: anything else the machine does only
-    adds to it (the machine should be otherwise idle, as for the rest of this benchmark).
+    Each run is ``grade_program`` on the solution notebook's code (read and extracted once): a
+    fresh worker from a fork server, the code loaded, the hidden suite run against it through the
+    proxy, the worker ended. There is no intake of a file, no diagnosis (the reference makes no
+    mistake) and no files written. The difference from ``suite_floor`` is what isolating a
+    submission costs: its own process, loading its code, one round trip per call. The workers'
+    CPU is outside this process, so the machine's busy time is read, over ``windows`` spells of
+    at least ``seconds`` each, keeping the least: anything else the machine does only adds to it
+    (the machine should be otherwise idle, as for the rest of this benchmark).
     """
     from threadpoolctl import threadpool_limits
 
-    from autograder.runtime.grading.demo_cells import without_demo_cells
     from autograder.runtime.grading.extract import extract_program
     from autograder.runtime.grading.intake import read_submission
-    from autograder.runtime.grading.runner import SandboxStudent
-    from autograder.runtime.grading.support import load_autograder
-    from autograder.runtime.sandbox import ForkServer, Limits, SandboxSession, WarmStart
+    from autograder.runtime.grading.runner import grade_program
+    from autograder.runtime.sandbox import ForkServer, Limits, WarmStart
     from autograder.runtime.sandbox.policy import clear
 
-    with tempfile.TemporaryDirectory(prefix="lmhead-sandbox-floor-") as tmp:
-        ag = load_autograder(zip_path, tmp)
-        clearance = clear("auto", [tmp, zip_path, solution_path], trusted=False)
-        program = without_demo_cells(extract_program(read_submission(solution_path, ag.assignment)),
-                                     ag.demo_cells)
-        limits = Limits()
-        server = ForkServer(limits, clearance.level)
-        warm = server if server.usable else WarmStart(limits, clearance.level)
+    clearance = clear("auto", [solution_path], trusted=False)
+    program = extract_program(read_submission(solution_path, ag.assignment))
+    limits = Limits()
+    server = ForkServer(limits, clearance.level)
+    warm = server if server.usable else WarmStart(limits, clearance.level)
 
-        def grade_once(seed: int) -> None:
-            with SandboxSession(list(program.cells), limits, isolation=clearance.level, warm=warm,
-                                numbers_for=ag.student_functions) as session:
-                if not session.start().loaded:
-                    raise SystemExit("the sandbox floor could not load the solution notebook")
-                ag.suite.run(SandboxStudent(session), seed)
+    def grade_once() -> None:
+        outcome = grade_program(program, ag, "reference", clearance, limits=limits, warm=warm)
+        if outcome.total != outcome.possible:
+            raise SystemExit(f"the sandbox floor's reference scored {outcome.total}/{outcome.possible}")
 
-        try:
-            with threadpool_limits(1):
-                grade_once(0)                     # the fork server's start is not a submission's cost
-                spells, seed = [], 1
-                for _ in range(windows):
-                    runs, start, busy = 0, time.perf_counter(), _machine_busy_seconds()
-                    while time.perf_counter() - start < seconds or runs < 10:
-                        grade_once(seed)
-                        runs, seed = runs + 1, seed + 1
-                    spells.append((_machine_busy_seconds() - busy) / runs)
-                return min(spells)
-        finally:
-            warm.close()
+    try:
+        with threadpool_limits(1):
+            grade_once()                          # the fork server's start is not a submission's cost
+            spells = []
+            for _ in range(windows):
+                runs, start, busy = 0, time.perf_counter(), _machine_busy_seconds()
+                while time.perf_counter() - start < seconds or runs < 10:
+                    grade_once()
+                    runs += 1
+                spells.append((_machine_busy_seconds() - busy) / runs)
+            return min(spells)
+    finally:
+        warm.close()
 
 
 def main() -> None:
@@ -296,8 +285,10 @@ def main() -> None:
         wall, peak_mb = run_grader(cohort, result.autograder_zip, out, args.workers, args.timeout)
         with open(out / "gradebook.csv", newline="") as handle:
             ours = {row["student"]: row for row in csv.DictReader(handle)}
-        floor_cpu = suite_floor()
-        sandbox_cpu = sandbox_floor(result.autograder_zip, result.solution)
+        # Both floors run the shipped autograder's own suite, as grading does.
+        ag = load_autograder(result.autograder_zip, tmp / "floor-autograder")
+        floor_cpu = suite_floor(ag)
+        sandbox_cpu = sandbox_floor(ag, result.solution)
         scaled = scale_run(solution, result.autograder_zip, tmp, args) if args.scale else None
 
     mismatches = [(s, otter_scores[s], float(ours[s]["total"])) for s in sample

@@ -31,10 +31,10 @@ _HELP_LINE = re.compile(r"^\s*[\w.]+\?\??\s*$|^\s*\?\??[\w.]+\s*$")
 #: What any line the patterns above match contains: a cell without it is kept line for line
 #: without trying each pattern on each line (a long cell took milliseconds). Its spaces never
 #: cross a line break (``[^\S\n]``): with ``\s`` a run of blank lines took quadratic time.
+_MAYBE_SPECIAL = re.compile(r"otter|grader|\?|^[^\S\n]*[%!]|=[^\S\n]*[!%]", re.MULTILINE)
 #: Lines of IPython syntax named one by one in a cell's notes; the rest are counted (a
 #: million of them made a million notes, in every test's feedback).
 _NOTES_PER_CELL = 5
-_MAYBE_SPECIAL = re.compile(r"otter|grader|\?|^[^\S\n]*[%!]|=[^\S\n]*[!%]", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,8 @@ def cell_label(source: str, number: int) -> str:
     return f"the code cell that starts {code(first, 60)} (code cell {number} from the top)"
 
 
-#: Cells longer than this are not parsed when looking for stubs (they count as work done).
+#: Cells longer than this are not parsed: not when looking for stubs (they count as work done),
+#: nor for the demo-cell analysis (the program then runs as written).
 #: Python's parser holds a whole cell's tree in the grader's memory, about 3.5 GB for 10 MB
 #: of nested calls; a student's cell is a few kilobytes.
 PARSE_LIMIT = 256 << 10

@@ -70,7 +70,7 @@ def parse_notebook(data: bytes, name: str) -> nbformat.NotebookNode:
     except RecursionError:
         raise Rejected(f"{where} is not a valid notebook: its JSON is nested too deeply to read. "
                        "Re-download it from Jupyter with File > Save, then export again.") from None
-    except (UnicodeDecodeError, ValueError) as exc:     # ValueError: also a number of 5,000 digits
+    except ValueError as exc:     # not UTF-8, not JSON, or a number of more than 4,300 digits
         raise Rejected(f"{where} is not a valid notebook (not JSON: {code(exc)}). Re-download it from "
                        "Jupyter with File > Save, then export again.") from None
     if not isinstance(raw, dict) or "cells" not in raw:
