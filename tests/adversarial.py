@@ -51,6 +51,16 @@ SIGNATURES = {
 FUNCTIONS = tuple(SIGNATURES)
 
 
+#: Every way a submission gets graded:
+#: ``grader-grade``: `grader grade` at the level the machine offers (bubblewrap here);
+#: ``grader-grade-user``: `grader grade --isolation user`, run as root from a 0700 folder
+#: (what the refusal message tells an instructor without bubblewrap to do);
+#: ``otter-run``: `otter run` on the built zip, the plugin grading in the sandbox;
+#: ``gradescope-like``: `otter run` as root with bubblewrap hidden and only the zip's runtime
+#: installed, in a private mount namespace with the ``/autograder`` layout.
+PATHS = ("grader-grade", "grader-grade-user", "otter-run", "gradescope-like")
+
+
 def marker(name: str) -> str:
     """The marker of attack ``name`` in this session."""
     return f"{SESSION}-{name.replace('_', '-')}"
@@ -85,6 +95,8 @@ class Attack:
         slow: the attack makes the grader wait for a time limit.
         hides: regular expressions the results.json text must not match
             (what the attack tried to get shown).
+        paths: the grading paths it is run on (see ``PATHS``): where its
+            weakness could exist.
     """
 
     name: str
@@ -93,6 +105,7 @@ class Attack:
     says: tuple[str, ...]
     slow: bool = False
     hides: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ("grader-grade", "otter-run")
 
 
 # ----------------------------------------------------------------- helpers
