@@ -330,3 +330,34 @@ def test_a_real_broken_solution_and_a_scoring_blank_notebook_fail_the_build(tmp_
         "blank", "lm-head", "graded", "bwrap", (ItemOutcome("q1", "t", 2.0, True),), 20.0))
     with pytest.raises(BuildError, match="untouched student notebook scored 2"):
         build(["lm-head"], tmp_path / "b", None, verify=True)
+
+
+def _guide_config() -> str:
+    """The course config example of the instructor guide, verbatim."""
+    import re
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "instructor-guide.md").read_text(encoding="utf-8")
+    match = re.search(r"## The course config.*?```yaml\n(.*?)```", guide, re.S)
+    assert match, "the instructor guide has no course config example"
+    return match.group(1)
+
+
+@pytest.mark.slow
+def test_the_instructor_guides_example_config_builds_verified(tmp_path):
+    """Does the guide's own example (an optional question switched off) build and verify, and does
+    the same hold for the other assignment's optional question? Once the catalogued mistakes of a
+    switched-off question's function stopped every such build at its verification."""
+    import yaml
+    raw = yaml.safe_load(_guide_config())
+    assert raw["assignments"]["lm-head"]["questions"] == {"q6": False}
+    raw["assignments"]["perplexity-and-parameters"] = {"questions": {"q4": False}}
+    path = tmp_path / "course.yaml"
+    path.write_text(_guide_config() + "  perplexity-and-parameters:\n    questions: {q4: false}\n", encoding="utf-8")
+    assert yaml.safe_load(path.read_text()) == raw
+    results = build(["lm-head", "perplexity-and-parameters"], tmp_path / "dist", path)
+    configs = {r.autograder_zip.parent.parent.name:
+               json.loads(zipfile.ZipFile(r.autograder_zip).read("files/lmhead_support/hidden_config.json"))
+               for r in results}
+    assert configs["lm-head"]["questions"] == ["q1", "q2", "q3", "q4", "q5"]
+    assert configs["lm-head"]["left_out_functions"] == ["max_rel_err", "numerical_gradient"]
+    assert "q4" not in configs["perplexity-and-parameters"]["questions"]
+    assert configs["perplexity-and-parameters"]["left_out_functions"]

@@ -190,6 +190,10 @@ def hidden_config(settings: AssignmentSettings, items: list[HiddenItem], secret:
         "solutions_module": settings.spec.solutions_module,
         "questions": [q.name for q in settings.questions],
         "functions": {q.name: list(q.functions) for q in settings.questions},
+        # Functions of questions the course config switched off: their catalogued mistakes
+        # are left out, while a mistake naming any other function is still an error.
+        "left_out_functions": sorted(set(settings.spec.functions)
+                                     - {f for q in settings.questions for f in q.functions}),
         "items": {q.name: [[i.test_name, i.points] for i in items if i.question == q.name]
                   for q in settings.questions},
     }, indent=2, sort_keys=True) + "\n"

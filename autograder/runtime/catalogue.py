@@ -130,8 +130,11 @@ class Catalogue:
 
 
 def load_catalogue(folder: str | Path, assignment: str, functions: tuple[str, ...],
-                   solutions_module: str = "solutions") -> Catalogue:
+                   solutions_module: str = "solutions", left_out: tuple[str, ...] = ()) -> Catalogue:
     """The catalogue in ``folder/mistakes.py`` (an empty one if there is none).
+
+    ``left_out`` are functions of questions the course config switched off:
+    their mistakes are dropped, since no hidden test calls those functions.
 
     Raises:
         CatalogueError: an entry names a function the assignment does not
@@ -152,6 +155,8 @@ def load_catalogue(folder: str | Path, assignment: str, functions: tuple[str, ..
     for value in vars(module).values():
         entry = getattr(value, _ENTRY, None)
         if not isinstance(entry, Mistake) or getattr(value, "__module__", None) != module_name:
+            continue
+        if entry.function in left_out:
             continue
         if entry.function not in catalogue.functions:
             raise CatalogueError(f"{path}: mistake {entry.name!r} replaces {entry.function!r}, which is not a "

@@ -57,6 +57,8 @@ class LoadedAutograder:
     solutions_module: str = "solutions"
     #: Hashes of the lesson-workflow cells the build added (see ``grading.demo_cells``).
     demo_cells: frozenset[str] = frozenset()
+    #: Functions of questions the course config switched off (their mistakes are not loaded).
+    left_out_functions: tuple[str, ...] = ()
 
     @property
     def possible(self) -> float:
@@ -84,7 +86,8 @@ class LoadedAutograder:
     @functools.cached_property
     def catalogue(self) -> Catalogue:
         self._reference_path()
-        return load_catalogue(self.folder, self.assignment, self.student_functions, self.solutions_module)
+        return load_catalogue(self.folder, self.assignment, self.student_functions, self.solutions_module,
+                              self.left_out_functions)
 
     @functools.cached_property
     def suite(self) -> HiddenSuite:
@@ -137,8 +140,9 @@ def load_support_dir(support: str | Path, digest: str = "") -> LoadedAutograder:
         if len(secret) < 16:
             raise ValueError("the secret is shorter than 16 bytes")
         demos = frozenset(d for d in config.get("demo_cells", []) if isinstance(d, str))
+        left_out = tuple(str(f) for f in config.get("left_out_functions", []))
         return LoadedAutograder(config["assignment"], support, secret, questions, functions, items, digest,
-                                str(config.get("solutions_module", "solutions")), demos)
+                                str(config.get("solutions_module", "solutions")), demos, left_out)
     except (OSError, KeyError, ValueError, TypeError) as exc:
         raise AutograderError(f"{support / CONFIG_NAME} is missing or malformed ({exc}); "
                               "rebuild the autograder with `grader build`.") from None
