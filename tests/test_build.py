@@ -205,6 +205,34 @@ def test_zip_carries_exactly_the_runtime_and_the_support_folder(built):
     assert not any(part in n for n in packaged for part in ("solutions", "mistakes.py", "hidden/", "test_q"))
 
 
+@pytest.mark.slow
+def test_the_zip_and_the_solution_are_readable_by_their_owner_alone(built):
+    """The zip (hidden tests, references, secret) and the solution notebook (references) are the
+    owner's alone, wherever the output lies: a stranger uid reading a copy of the output, modes kept,
+    in a folder every user may enter, reads the student's files and nothing else."""
+    import os
+    import tempfile
+
+    from autograder.runtime.sandbox import reach
+    out, _ = built
+    for name in ASSIGNMENTS:
+        for part in ("autograder", "solution"):
+            for path in [out / name / part, *(out / name / part).rglob("*")]:
+                assert path.stat().st_mode & 0o077 == 0, f"{path} is open to others: {oct(path.stat().st_mode)}"
+    if os.geteuid() != 0:
+        pytest.skip("the stranger-uid probe needs root")
+    shared = Path(tempfile.mkdtemp(prefix="lmhead-open-dist-"))
+    try:
+        shared.chmod(0o755)
+        shutil.copytree(out, shared / "dist", symlinks=True)
+        (shared / "dist").chmod(0o755)         # the build's own folder: the test's tmp is private
+        readable = reach.readable_by_stranger([shared])
+        assert readable, "the student's notebooks should be readable: the probe saw nothing"
+        assert [p for p in readable if "/student/" not in p] == []
+    finally:
+        shutil.rmtree(shared)
+
+
 def _zip_contents(path: Path) -> dict[str, str]:
     with zipfile.ZipFile(path) as zf:
         return {n: hashlib.sha256(zf.read(n)).hexdigest() for n in zf.namelist()}

@@ -9,7 +9,8 @@ import nbformat
 import pytest
 
 from autograder.runtime.grading.intake import Rejected, parse_notebook
-from autograder.runtime.otter_plugin import _unreadable_mark, prepare_submission, student_id
+from autograder.runtime.otter_plugin import (_unreadable_mark, _zips_in_argv, given_autograder_zips,
+                                             prepare_submission, student_id)
 
 
 def _notebook(**metadata) -> dict:
@@ -32,6 +33,51 @@ def test_the_student_id_is_the_sid_then_the_full_email_then_the_submission(metad
 def test_under_otter_run_the_autograder_zip_is_not_mistaken_for_the_submission():
     assert student_id({}, ["run", "subs/bob.ipynb", "-a", "autograder.zip"]) == "bob"
     assert student_id({}, ["run"]) == "submission"
+
+
+def test_the_zip_otter_run_was_given_is_found_from_inside_its_process(tmp_path, monkeypatch):
+    """``otter.run.main``'s ``autograder`` argument, relative to the folder otter started in (it has
+    left it for its own by the time the plugin runs); a path that cannot be found is reported."""
+    import contextlib
+    import os
+    import sys
+    import types
+    start, elsewhere = tmp_path / "start", tmp_path / "otter-folder"
+    (start / "dist").mkdir(parents=True)
+    elsewhere.mkdir()
+    zip_path = start / "dist" / "ag.zip"
+    zip_path.write_bytes(b"PK")
+
+    @contextlib.contextmanager
+    def chdir(new_dir):          # otter.utils.chdir, as otter 7 writes it
+        curr_dir = os.getcwd()
+        os.chdir(new_dir)
+        try:
+            yield
+        finally:
+            os.chdir(curr_dir)
+
+    def main(submission, *, autograder="./autograder.zip"):   # otter.run.main's signature
+        with chdir(elsewhere):
+            return given_autograder_zips()
+
+    monkeypatch.setitem(sys.modules, "otter.run", types.SimpleNamespace(main=main))
+    monkeypatch.setitem(sys.modules, "otter.utils", types.SimpleNamespace(chdir=chdir))
+    monkeypatch.setattr(sys, "argv", ["otter", "run", "sub.zip"])
+    monkeypatch.delenv("PWD", raising=False)
+    monkeypatch.chdir(start)
+    assert main("sub.zip", autograder="dist/ag.zip") == ([zip_path], [])
+    assert main("sub.zip", autograder=str(zip_path)) == ([zip_path], [])
+    assert main("sub.zip", autograder="dist/other.zip") == ([], ["dist/other.zip"])
+    assert main("sub.zip") == ([], ["./autograder.zip"])
+    assert given_autograder_zips() == ([], [])        # not under otter run: nothing given
+
+
+def test_the_zip_is_read_from_an_otter_run_command_line():
+    assert _zips_in_argv(["run", "-a", "a.zip", "-o", "out", "s.zip"]) == ["a.zip"]
+    assert _zips_in_argv(["run", "--autograder=b.zip", "s.zip"]) == ["b.zip"]
+    assert _zips_in_argv(["run", "-ac.zip", "s.zip"]) == ["c.zip"]
+    assert _zips_in_argv(["assign", "-a", "a.zip"]) == []
 
 
 def test_odd_notebook_metadata_is_dropped_not_refused():

@@ -146,6 +146,8 @@ def _build_one(settings: AssignmentSettings, scratch: Path, verify: bool, master
     _normalize_notebook(solution)
     _normalize_zip(zips[0], autograder_zip)
     (out / "student" / STUDENT_REQUIREMENTS).write_text(student_requirements(name), encoding="utf-8")
+    for private in ("solution", "autograder"):
+        _owner_only(out / private)
 
     solution_score = student_score = None
     if verify:
@@ -168,6 +170,19 @@ def _build_one(settings: AssignmentSettings, scratch: Path, verify: bool, master
                              f"of {student_score[1]:g}; a stub must earn nothing. The build is not published.")
     return BuildResult(name, student, solution, autograder_zip, time.perf_counter() - start,
                        solution_score, student_score)
+
+
+def _owner_only(folder: Path) -> None:
+    """Make ``folder`` and everything in it readable by its owner alone.
+
+    The zip holds the hidden tests, the references and the secret, and the solution
+    notebook holds the references: a student with an account on the machine that
+    grades (``otter run`` or ``grader grade`` below bubblewrap, where the sandbox
+    is just another user) must not read them.
+    """
+    for path in folder.rglob("*"):
+        path.chmod(0o700 if path.is_dir() else 0o600)
+    folder.chmod(0o700)
 
 
 #: pytest (which collects the hidden suite) is not thread-safe: one collection at a time.
@@ -199,7 +214,10 @@ def _publish(built: Path, dest: Path) -> None:
     for leftover in (staging, old):
         if leftover.exists():
             shutil.rmtree(leftover)
-    shutil.copytree(built, staging)
+    # Nothing of the copy is reachable by others until it is whole, with its owner-only
+    # folders closed (copytree gives a folder its mode after copying into it).
+    staging.mkdir(mode=0o700)
+    shutil.copytree(built, staging, dirs_exist_ok=True)
     if dest.exists():
         dest.rename(old)
     staging.rename(dest)

@@ -13,10 +13,12 @@ the trusted results, in Gradescope's format, as its results.json.
 """
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import sys
 import traceback
+import types
 from pathlib import Path
 from typing import Any
 
@@ -173,8 +175,11 @@ class TrustedGrading(AbstractOtterPlugin):
             os.chmod(ag_dir, 0o700)   # keep a fallback sandbox user out
             ag = load_support_dir(support)
             try:
-                clearance = clear("auto", [ag_dir], trusted=os.environ.get(TRUSTED_ENV) == "1",
+                zips, lost = given_autograder_zips()
+                clearance = clear("auto", [ag_dir, *zips], trusted=os.environ.get(TRUSTED_ENV) == "1",
                                   flag=f"{TRUSTED_ENV}=1 in otter's environment")
+                if lost and clearance.level != "bwrap" and not clearance.trusted:
+                    raise SandboxUnavailable(_lost_zip_message(lost, clearance.level))
                 program = extract_program(self._submission(submission))
                 removed = [n for n in self.removed if n.rstrip("/") not in EXPORT_FILES]
                 if removed:
@@ -207,6 +212,93 @@ class TrustedGrading(AbstractOtterPlugin):
                                                  "output": self.error[-4000:]}]}
         # otter writes results.json from this method; the instance attribute replaces it.
         results.to_gradescope_dict = lambda ag_config=None: trusted
+
+
+def given_autograder_zips() -> tuple[list[Path], list[str]]:
+    """The autograder zip ``otter run`` was given (``-a``), found from inside otter's process.
+
+    The zip holds the hidden tests, the references and the secret, and its path
+    is in otter's command line for every user of the machine to see: below
+    bubblewrap it must be as unreadable to a sandbox user as otter's own
+    unpacked copy. otter has left the folder it started in when the plugin
+    runs, so a relative path is resolved against the folders otter's
+    ``chdir`` will return to.
+
+    Returns:
+        The zip files found, and the paths given that could not be located.
+        Both are empty outside ``otter run`` (on Gradescope otter is handed
+        the unpacked ``/autograder``, no zip).
+    """
+    given = list(dict.fromkeys(_zips_in_otter_frames() + _zips_in_argv(sys.argv[1:])))
+    found: list[Path] = []
+    lost: list[str] = []
+    bases: list[str] | None = None
+    for value in given:
+        path = Path(value)
+        if path.is_absolute():
+            if path.is_file():       # a zip removed since otter unpacked it holds nothing any more
+                found.append(path)
+            continue
+        if bases is None:
+            bases = _working_folders_left()
+        hits = [Path(base) / path for base in bases if (Path(base) / path).is_file()]
+        found += [hit for hit in hits if hit not in found]
+        if not hits:
+            lost.append(value)
+    return found, lost
+
+
+def _zips_in_otter_frames() -> list[str]:
+    """The ``autograder`` argument of ``otter.run.main`` on this thread's stack (otter's default included)."""
+    main = getattr(sys.modules.get("otter.run"), "main", None)
+    code = getattr(main, "__code__", None)
+    values = []
+    frame = sys._getframe(1)
+    while frame is not None and code is not None:
+        if frame.f_code is code:
+            value = frame.f_locals.get("autograder")
+            if isinstance(value, (str, os.PathLike)):
+                values.append(os.fspath(value))
+        frame = frame.f_back
+    return values
+
+
+def _zips_in_argv(args: list[str]) -> list[str]:
+    """``-a``/``--autograder`` values naming a zip on an ``otter run`` command line."""
+    if "run" not in args:
+        return []
+    values = []
+    for i, arg in enumerate(args):
+        if arg in ("-a", "--autograder") and i + 1 < len(args):
+            values.append(args[i + 1])
+        elif arg.startswith("--autograder="):
+            values.append(arg.split("=", 1)[1])
+        elif arg.startswith("-a") and not arg.startswith("--") and len(arg) > 2:
+            values.append(arg[2:])
+    return [v for v in values if v.endswith(".zip")]
+
+
+def _working_folders_left() -> list[str]:
+    """Folders otter's ``chdir`` contexts will return to (the first is where otter was started),
+    then the current folder and the shell's."""
+    chdir = getattr(getattr(sys.modules.get("otter.utils"), "chdir", None), "__wrapped__", None)
+    code = getattr(chdir, "__code__", None)
+    folders = []
+    if code is not None:
+        for obj in gc.get_objects():
+            if isinstance(obj, types.GeneratorType) and obj.gi_code is code and obj.gi_frame is not None:
+                saved = obj.gi_frame.f_locals.get("curr_dir")
+                if isinstance(saved, str):
+                    folders.append(saved)
+    folders += [os.getcwd(), os.environ.get("PWD", "")]
+    return [f for f in dict.fromkeys(folders) if f and os.path.isabs(f)]
+
+
+def _lost_zip_message(lost: list[str], level: str) -> str:
+    return (f"refusing to run student code at the '{level}' level: otter was given the autograder zip "
+            f"{', '.join(repr(v) for v in lost)}, which the grader could not find to check that a sandbox "
+            f"user cannot read it (it holds the hidden tests, the references and the secret). Pass the "
+            f"zip's absolute path to `otter run -a`, in a folder other users cannot read.")
 
 
 #: Where :func:`prepare_submission` leaves the reason a notebook could not be read.

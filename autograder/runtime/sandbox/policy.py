@@ -20,7 +20,10 @@ the level then shows wherever results are read.
 """
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
+import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -51,19 +54,64 @@ class Clearance:
 
 
 def reference_locations() -> list[Path]:
-    """Where this installation keeps references, hidden tests and catalogues, if anywhere.
+    """Where this machine keeps the grader's references, hidden tests and catalogues, as far as
+    the running Python can tell.
 
-    The ``solutions`` package where it is importable, and an ``assignments``
-    folder beside or inside the ``autograder`` package (a checkout or a full
-    install of the grader; the grading runtime alone has neither).
+    The ``solutions`` package where it is importable, every ``solutions``
+    package that sits beside an ``autograder`` package on ``sys.path`` (a
+    checkout first on the path hides an installed copy from the import
+    system, not from a student), the checkout an editable install points at,
+    and an ``assignments`` folder beside or inside the ``autograder`` package.
+    The grading runtime alone has none of them.
     """
     places: list[Path] = []
     spec = importlib.util.find_spec("solutions")
     if spec is not None and spec.submodule_search_locations:
         places += [Path(p) for p in spec.submodule_search_locations]
+    for entry in sys.path:
+        root = Path(entry or ".")
+        if (root / "solutions" / "__init__.py").is_file() and (root / "autograder" / "__init__.py").is_file():
+            places.append(root / "solutions")
+    checkout = editable_checkout()
+    if checkout is not None:
+        places += [checkout / "solutions", checkout / "assignments"]
     package = Path(__file__).resolve().parents[2]          # .../autograder
-    places += [p for p in (package / "assignments", package.parent / "assignments") if p.is_dir()]
-    return places
+    places += [package / "assignments", package.parent / "assignments"]
+    unique: list[Path] = []
+    for place in places:
+        if place.is_dir() and place.resolve() not in unique:
+            unique.append(place.resolve())
+    return unique
+
+
+def editable_checkout() -> Path | None:
+    """The source folder of an editable install of the grader (``pip install -e``), if any."""
+    try:
+        text = importlib.metadata.distribution("lmhead-grader").read_text("direct_url.json")
+        info = json.loads(text or "{}")
+    except (importlib.metadata.PackageNotFoundError, ValueError, OSError):
+        return None
+    url = info.get("url") if isinstance(info, dict) else None
+    if not isinstance(url, str) or not url.startswith("file://"):
+        return None
+    return Path(url[len("file://"):])
+
+
+def build_outputs(guarded: Iterable[str | Path]) -> list[Path]:
+    """The solution folder the build wrote beside each guarded autograder zip.
+
+    ``grader build`` writes ``DIST/<name>/autograder/autograder.zip`` and the
+    solution notebook, which holds every reference, in ``DIST/<name>/solution/``:
+    whoever grades with a zip from there has the solution next to it.
+    """
+    found = []
+    for raw in guarded:
+        path = Path(raw)
+        if path.suffix == ".zip" and path.parent.name == "autograder":
+            solution = path.parent.parent / "solution"
+            if solution.is_dir():
+                found.append(solution)
+    return found
 
 
 def clear(isolation: str, guarded: Iterable[str | Path], *, trusted: bool = False,
@@ -90,7 +138,8 @@ def clear(isolation: str, guarded: Iterable[str | Path], *, trusted: bool = Fals
             f"refusing to run student code at the 'rlimits' level ({why}): it would run as your own user "
             f"and could read the reference solutions, hidden tests and other submissions. To fix it, "
             f"{INSTALL_BWRAP}; or, only for code you trust (your own solutions), pass {flag}.")
-    readable = reach.readable_by_stranger([*guarded, *reference_locations()])
+    guarded = list(guarded)
+    readable = reach.readable_by_stranger([*guarded, *build_outputs(guarded), *reference_locations()])
     if readable:
         shown = "\n  ".join(readable[:SHOWN]) + ("\n  ..." if len(readable) > SHOWN else "")
         folders = sorted({str(Path(p).parent) for p in readable})[:SHOWN]
