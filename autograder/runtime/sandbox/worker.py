@@ -63,6 +63,27 @@ MAX_FUNCTIONS = 500
 MAX_PARAMS = 32
 EXIT_SETUP_FAILED = 70
 PR_SET_PDEATHSIG = 1
+PR_SET_NO_NEW_PRIVS = 38
+
+#: System calls the student's code is refused (``EPERM``), per architecture, with the
+#: ``AUDIT_ARCH`` value the kernel reports for it and the number of ``seccomp`` itself.
+#: Each one makes kernel state that outlives the process, escapes its memory limit or
+#: is shared with other submissions: SysV shared memory, queues and semaphores and POSIX
+#: queues (they live in the IPC namespace until removed), ``memfd`` and secret memory
+#: (pages no process's address space accounts for), kernel keys (kept per uid, readable
+#: by serial number), ``io_uring`` (which makes sockets without calling ``socket``).
+#: ``socket`` is allowed for ``AF_UNIX`` only: no TCP or UDP state, no netlink.
+SYSCALLS = {
+    "x86_64": {"arch": 0xC000003E, "seccomp": 317, "socket": 41, "denied": {
+        "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240, "memfd_create": 319,
+        "add_key": 248, "request_key": 249, "keyctl": 250, "io_uring_setup": 425, "memfd_secret": 447}},
+    "aarch64": {"arch": 0xC00000B7, "seccomp": 277, "socket": 198, "denied": {
+        "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180, "memfd_create": 279,
+        "add_key": 217, "request_key": 218, "keyctl": 219, "io_uring_setup": 425, "memfd_secret": 447}},
+}
+#: x86_64 numbers with this bit set are the x32 ABI: another table, refused whole.
+X32_BIT = 0x40000000
+AF_UNIX = 1
 
 
 class OutputBudget:
@@ -429,6 +450,51 @@ def _die_with_parent(parent: int) -> None:
         os._exit(EXIT_SETUP_FAILED)
 
 
+def _seccomp_program(table: dict[str, Any], errno: int) -> list[tuple[int, int, int, int]]:
+    """Classic BPF: kill foreign ABIs, refuse ``table``'s denied calls and non-Unix sockets."""
+    ld_w_abs, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    kill, deny, allow = 0x80000000, 0x00050000 | errno, 0x7FFF0000
+    denied = list(table["denied"].values())
+    # Offsets in ``struct seccomp_data``: nr at 0, arch at 4, args[0] (low half) at 16.
+    program = [(ld_w_abs, 0, 0, 4), (jeq, 1, 0, table["arch"]), (ret, 0, 0, kill),
+               (ld_w_abs, 0, 0, 0), (jge, 0, 1, X32_BIT), (ret, 0, 0, kill)]
+    # Each denied number jumps to the final ``deny``, after the socket test's five steps.
+    for index, number in enumerate(denied):
+        program.append((jeq, len(denied) - index - 1 + 5, 0, number))
+    program += [(jeq, 1, 0, table["socket"]), (ret, 0, 0, allow),
+                (ld_w_abs, 0, 0, 16), (jeq, 0, 1, AF_UNIX), (ret, 0, 0, allow), (ret, 0, 0, deny)]
+    return program
+
+
+def _restrict_system_calls() -> None:
+    """Refuse the student's code the calls of ``SYSCALLS``; fail closed where that cannot be done."""
+    import ctypes
+    import errno as errnos
+    import platform
+    table = SYSCALLS.get(platform.machine())
+    if table is None:
+        raise OSError(f"the sandbox knows no system call numbers for {platform.machine()!r} "
+                      f"(it knows {', '.join(SYSCALLS)}): it cannot restrict the student's code here")
+    program = _seccomp_program(table, errnos.EPERM)
+
+    class Filter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte),
+                    ("k", ctypes.c_uint32)]
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
+
+    filters = (Filter * len(program))(*[Filter(*entry) for entry in program])
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "no_new_privs could not be set")
+    # SECCOMP_SET_MODE_FILTER with TSYNC: every thread of the process, not only this one.
+    done = libc.syscall(table["seccomp"], 1, 1, ctypes.byref(Program(len(program), filters)))
+    if done != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"the seccomp filter could not be installed: {os.strerror(code)}")
+
+
 def _add_site_builtins() -> None:
     # ``-S`` skips ``site``, which is what defines exit() and quit(); a
     # notebook may call them, and they should raise SystemExit as usual.
@@ -488,6 +554,7 @@ def main(channel: ModuleType, config: dict[str, Any]) -> None:
         _add_site_builtins()
         sys.argv = ["submission.py"]
         worker = Worker(channel, config, budget)
+        _restrict_system_calls()       # last: nothing of the worker's own needs these calls
     except BaseException:
         setup_failed("sandbox worker")
     try:
