@@ -1002,3 +1002,117 @@ def test_the_session_reports_the_notebook_level_numbers_each_function_reads(leve
     with SandboxSession(textwrap.dedent(code), FAST, isolation=level,
                         numbers_for=["nested", "uses_attribute", "missing"]) as s:
         assert s.start().ok and s.numbers_read == {"nested": {"B": 4}}
+
+
+# -- kernel state a submission could leave behind or share ---------------------
+
+KERNEL_STATE = """
+import ctypes, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+
+def _errno(result):
+    return "made" if result >= 0 else os.strerror(ctypes.get_errno())
+
+def attempts():
+    found = {}
+    for family, kind in (("AF_INET", socket.SOCK_STREAM), ("AF_INET6", socket.SOCK_DGRAM),
+                         ("AF_NETLINK", socket.SOCK_RAW), ("AF_PACKET", socket.SOCK_RAW)):
+        try:
+            socket.socket(getattr(socket, family), kind).close()
+            found[family] = "made"
+        except OSError as exc:
+            found[family] = exc.strerror
+    try:
+        os.close(os.memfd_create("held"))
+        found["memfd"] = "made"
+    except OSError as exc:
+        found["memfd"] = exc.strerror
+    found["shmget"] = _errno(libc.shmget(0, 1 << 20, 0o1000 | 0o600))
+    found["msgget"] = _errno(libc.msgget(0, 0o1000 | 0o600))
+    found["semget"] = _errno(libc.semget(0, 1, 0o1000 | 0o600))
+    found["mq_open"] = _errno(ctypes.CDLL("librt.so.1", use_errno=True).mq_open(b"/lmhead-q", 0o100 | 2, 0o600, None))
+    found["add_key"] = _errno(libc.syscall(248 if os.uname().machine == "x86_64" else 217, b"user", b"lmhead",
+                                           b"x", 1, -4))
+    # What stays allowed: a Unix socket pair, and the arena the grader shared.
+    a, b = socket.socketpair()
+    a.sendall(b"ok")
+    found["unix"] = b.recv(2).decode()
+    return found
+"""
+REFUSED = "Operation not permitted"
+
+
+@pytest.mark.parametrize("level", ALL)
+def test_student_code_cannot_make_sockets_shared_memory_or_queues(level):
+    """Sockets other than AF_UNIX, memfd, SysV IPC, POSIX queues and kernel keys all outlive the
+    process, escape its memory limit or reach other submissions: refused at every level."""
+    with session(KERNEL_STATE, level) as s:
+        found = call_ok(s, "attempts")
+    assert found == {"AF_INET": REFUSED, "AF_INET6": REFUSED, "AF_NETLINK": REFUSED, "AF_PACKET": REFUSED,
+                     "memfd": REFUSED, "shmget": REFUSED, "msgget": REFUSED, "semget": REFUSED,
+                     "mq_open": REFUSED, "add_key": REFUSED, "unix": "ok"}
+
+
+def test_the_seccomp_program_refuses_exactly_its_list():
+    """The filter, read as the kernel would run it, for every number of the table."""
+    from autograder.runtime.sandbox import worker
+    for machine, table in worker.SYSCALLS.items():
+        program = worker._seccomp_program(table, 1)
+
+        def run(arch, nr, arg0=0):
+            data = {0: nr, 4: arch, 16: arg0}
+            pc, acc = 0, 0
+            while True:
+                code, jt, jf, k = program[pc]
+                if code == 0x20:
+                    acc = data[k]
+                elif code == 0x06:
+                    return k
+                elif code in (0x15, 0x35):
+                    taken = acc == k if code == 0x15 else acc >= k
+                    pc += jt if taken else jf
+                pc += 1
+        assert run(table["arch"] ^ 1, 0) == 0x80000000, machine          # a foreign ABI is killed
+        assert run(table["arch"], worker.X32_BIT | 1) == 0x80000000
+        for name, number in table["denied"].items():
+            assert run(table["arch"], number) == 0x00050001, (machine, name)
+        assert run(table["arch"], table["socket"], 2) == 0x00050001           # AF_INET
+        assert run(table["arch"], table["socket"], 1) == 0x7FFF0000           # AF_UNIX
+        for number in range(0, 460):
+            if number not in table["denied"].values() and number != table["socket"]:
+                assert run(table["arch"], number) == 0x7FFF0000, (machine, number)
+
+
+@pytest.mark.skipif(not ROOT, reason="needs root to create IPC objects as another uid")
+def test_ipc_objects_of_a_submission_uid_are_removed_after_it():
+    """Detached System V segments, queues and semaphores of a uid (made here directly, as the
+    filter keeps student code from making them) are found by their real column names and removed."""
+    import ctypes
+    from autograder.runtime.sandbox import reach
+    uid = iso.reserve_uid()
+    try:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setgid(uid)
+                os.setuid(uid)
+                libc = ctypes.CDLL(None, use_errno=True)
+                made = [libc.shmget(0, 1 << 20, 0o1000 | 0o600), libc.msgget(0, 0o1000 | 0o600),
+                        libc.semget(0, 1, 0o1000 | 0o600)]
+                os._exit(0 if min(made) >= 0 else 1)
+            finally:
+                os._exit(2)
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+        def owned() -> list[str]:
+            found = []
+            for kind in ("shm", "msg", "sem"):
+                lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+                header = lines[0].split()
+                found += [kind for line in lines[1:] if int(line.split()[header.index("uid")]) == uid]
+            return found
+        assert owned() == ["shm", "msg", "sem"]
+        removed = reach.remove_ipc_of(uid)
+        assert owned() == [] and len(removed) == 3
+    finally:
+        iso.release_uid(uid)
