@@ -1116,3 +1116,94 @@ def test_ipc_objects_of_a_submission_uid_are_removed_after_it():
         assert owned() == [] and len(removed) == 3
     finally:
         iso.release_uid(uid)
+
+
+# -- what the worker's own descriptors reach -------------------------------------
+
+DESCRIPTORS = """
+import os, stat
+
+def held(site, probe_file):
+    found = {"directories": [], "read": []}
+    for name in os.listdir("/proc/self/fd"):
+        link = "/proc/self/fd/" + name
+        try:
+            if not stat.S_ISDIR(os.stat(link).st_mode):
+                continue
+            target = os.readlink(link)
+        except OSError:
+            continue
+        found["directories"].append(target)
+        fd = int(name)
+        for way in (link + "/" + os.path.relpath(probe_file, target),
+                    link + "/../" + os.path.relpath(probe_file, os.path.dirname(target))):
+            try:
+                with open(way, "rb") as handle:
+                    found["read"].append((way, len(handle.read(10))))
+            except OSError:
+                pass
+        try:      # openat(fd, "..") and on up: the same walk without /proc
+            parent = os.open("..", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            found["read"].append(("openat ..", sorted(os.listdir(parent))[:5]))
+        except OSError:
+            pass
+    return found
+"""
+
+
+@pytest.mark.parametrize("level", _levels("user"))
+def test_the_user_level_worker_keeps_no_descriptor_that_walks_past_its_uid(level):
+    """Where the installation sits under a folder only root enters, the worker imports from a
+    staged copy and holds no directory descriptor: ``..`` from one reached site-packages (the
+    references, the grader), through /proc/self/fd and through openat alike."""
+    import numpy
+    site = os.path.dirname(os.path.dirname(os.path.realpath(numpy.__file__)))
+    if all(os.stat(p).st_mode & 0o001 for p in Path(site).parents):
+        pytest.skip("the installation is open to every user here: nothing to reach through descriptors")
+    probe_file = os.path.join(site, "numpy", "version.py")
+    with session(DESCRIPTORS + PROBES, level) as s:
+        assert call_ok(s, "held", site, probe_file) == {"directories": [], "read": []}
+        imported = call_ok(s, "imports")          # csv and numpy.polynomial load after the drop
+    assert imported["csv"] == "ok" and imported["numpy.polynomial"] == "ok"
+
+
+@pytest.mark.skipif(not ROOT, reason="needs root to become a stranger")
+def test_the_worker_probe_counts_what_a_descriptor_reaches(tmp_path):
+    """The probe that clears the user level runs as the submission's code: a directory
+    descriptor opened as root inside a closed folder makes its secret readable, and it says so."""
+    from autograder.runtime.sandbox import policy
+    # An installation open to everyone inside a folder only root enters, as in root's home.
+    closed = tmp_path / "home" / "install"
+    (closed / "open" / "inner").mkdir(parents=True)
+    (closed / "refs").mkdir()
+    (closed / "refs" / "secret.py").write_text("answer = 42")
+    for folder in (closed, closed / "open", closed / "open" / "inner", closed / "refs"):
+        folder.chmod(0o755)
+    (closed / "refs" / "secret.py").chmod(0o644)
+    closed.parent.chmod(0o700)
+    uid = iso.reserve_uid()
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                held = os.open(closed / "open" / "inner", os.O_RDONLY | os.O_DIRECTORY)
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                scope: dict = {}
+                exec(policy.WORKER_PROBE, scope)
+                found, targets = scope["reach"]([str(closed / "refs")], 100)
+                os.write(write_end, json.dumps([found, targets, held]).encode())
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        os.waitpid(pid, 0)
+        found, targets, _held = json.loads(os.read(read_end, 1 << 16))
+    finally:
+        os.close(read_end)
+        iso.release_uid(uid)
+    assert found == [str(closed / "refs" / "secret.py")]
+    assert targets == [str(closed / "open" / "inner")]
+    # and without the descriptor, nothing: what the real worker now holds
+    assert policy.reachable_from_worker([closed / "refs"]) == []

@@ -39,6 +39,7 @@ import linecache
 import mmap
 import os
 import signal
+import stat
 import sys
 import threading
 import traceback
@@ -405,41 +406,44 @@ def _drop_privileges(uid: int, gid: int) -> None:
         raise OSError(f"could not switch to uid {uid}")
 
 
-def _open_import_dirs() -> dict[str, int]:
-    """Descriptors of the import directories, opened while they are still readable."""
-    opened = {}
-    numpy_dir = os.path.dirname(os.path.realpath(sys.modules["numpy"].__file__))
-    for path in [*sys.path, numpy_dir]:
-        try:
-            opened[path] = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-        except OSError:
-            pass
-    return opened
-
-
-def _reach_through_descriptors(opened: dict[str, int]) -> None:
-    """Import from ``/proc/self/fd/N`` wherever the new uid cannot walk the real path.
+def _use_staged_runtime(staged: dict[str, str]) -> None:
+    """Import from the copies the grader staged wherever the new uid cannot enter the originals.
 
     The installation may sit in a directory only root can enter (root's
-    home, a 0700 temporary directory). A descriptor opened before the switch
-    leads straight into the directory, skipping the locked parents, so the
-    standard library and NumPy's lazily imported submodules stay importable
-    without making anything else readable.
+    home, a 0700 folder). The grader then copies the standard library and
+    NumPy where any uid can read them (``isolation.staged_runtime``), and
+    this points the import system there: ``sys.path``, and the search path
+    of every package already imported (``numpy``, ``json``...), whose
+    submodules may load later.
     """
-    def reachable(path: str) -> str:
-        if path not in opened or os.access(path, os.R_OK | os.X_OK):
-            return path
-        return f"/proc/self/fd/{opened[path]}"
+    if not staged:
+        return
+    roots = sorted(staged, key=len, reverse=True)
 
-    numpy = sys.modules["numpy"]
-    numpy_dir = os.path.dirname(os.path.realpath(numpy.__file__))
-    sys.path[:] = [reachable(path) for path in sys.path]
-    numpy.__path__[:] = [reachable(numpy_dir)]
-    used = set(sys.path) | set(numpy.__path__)
-    for fd in opened.values():
-        if f"/proc/self/fd/{fd}" not in used:
-            os.close(fd)
+    def moved(path: str) -> str:
+        for root in roots:
+            if path == root or path.startswith(root + "/"):
+                return staged[root] + path[len(root):]
+        return path
+
+    sys.path[:] = [moved(path) for path in sys.path]
+    for module in list(sys.modules.values()):
+        search = getattr(module, "__path__", None)
+        if isinstance(search, list):
+            search[:] = [moved(path) if isinstance(path, str) else path for path in search]
     sys.path_importer_cache.clear()
+
+
+def _close_directory_descriptors() -> None:
+    """Close every descriptor of a directory: one opened as root would let ``..`` walk from it
+    to places the new uid may not enter (the installation's site-packages, the grader's folder)."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        try:
+            if stat.S_ISDIR(os.fstat(fd).st_mode):
+                os.close(fd)
+        except OSError:      # the listing's own descriptor, already closed
+            pass
 
 
 def _die_with_parent(parent: int) -> None:
@@ -546,9 +550,9 @@ def main(channel: ModuleType, config: dict[str, Any]) -> None:
         _keep_freed_memory()
         preimport()
         if config.get("drop"):
-            opened = _open_import_dirs()
             _drop_privileges(*config["drop"])
-            _reach_through_descriptors(opened)
+            _use_staged_runtime(config.get("staged") or {})
+        _close_directory_descriptors()
         if config.get("die_with_parent"):
             _die_with_parent(config["parent"])
         _add_site_builtins()
