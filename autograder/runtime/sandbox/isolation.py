@@ -448,10 +448,10 @@ def describe(level: str) -> str:
         return (f"bubblewrap: PID, network, IPC and mount namespaces, {who}, read-only Python and "
                 "NumPy only, in-memory work directory, resource limits")
     if level == "user":
-        return ("fresh unprivileged uid with resource limits; no namespaces: the network and "
-                "world-readable files stay reachable")
-    return ("resource limits and a new session only: the submission runs as the grader's user "
-            "with its network and files")
+        return ("fresh unprivileged uid with resource limits and a system-call filter (no network "
+                "sockets, shared memory or IPC); no namespaces: world-readable files stay reachable")
+    return ("resource limits, a new session and a system-call filter (no network sockets, shared "
+            "memory or IPC) only: the submission runs as the grader's user with its files")
 
 
 def check_level(level: str) -> Isolation:
