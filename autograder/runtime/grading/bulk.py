@@ -130,10 +130,14 @@ class GradingProcesses:
 
     ``multiprocessing.Pool`` loses a task whose process dies (the OOM killer
     took grading processes when submissions held memory outside their
-    limits) and then waits for it forever. Here each process's task is
-    known: a process that dies or overruns ``task_seconds`` is replaced, and
-    its student gets an error row.
+    limits) and then waits for it forever. Here the submissions each
+    process holds are known, in order: one that dies or overruns
+    ``task_seconds`` on a submission is replaced, that student gets an
+    error row, and the submission queued behind it goes to the next process.
     """
+
+    #: Submissions sent ahead to each process, so it never waits for this one to write files.
+    AHEAD = 2
 
     def __init__(self, count: int, ag: LoadedAutograder, limits: Limits, clearance: Clearance,
                  timeout: float) -> None:
@@ -143,67 +147,69 @@ class GradingProcesses:
         self._count = count
         self._seconds = task_seconds(timeout)
         self._slots: list[dict] = []
+        self._waiting: list[Entry] = []
 
     def _start(self) -> dict:
         ours, theirs = self._context.Pipe()
         process = self._context.Process(target=_serve, args=(theirs, *self._args), daemon=True)
         process.start()
         theirs.close()
-        return {"process": process, "conn": ours, "entry": None, "deadline": 0.0}
+        return {"process": process, "conn": ours, "entries": [], "deadline": 0.0}
 
     def grade(self, entries: list[Entry]) -> Iterator[tuple[Entry, GradeOutcome]]:
         """Grade ``entries``, yielding each ``(entry, outcome)`` as it finishes."""
-        waiting = list(reversed(entries))
+        self._waiting = list(reversed(entries))
         self._slots = [self._start() for _ in range(min(self._count, len(entries)))]
-        busy = 0
-        while waiting or busy:
+        for index in range(len(self._slots)):
+            self._top_up(index)
+        while any(slot["entries"] for slot in self._slots):
             for index in range(len(self._slots)):
-                if self._slots[index]["entry"] is None and waiting:
-                    if not self._slots[index]["process"].is_alive():    # died between submissions
-                        self._replace(index)
-                    slot = self._slots[index]
-                    slot["entry"] = waiting.pop()
-                    slot["deadline"] = time.monotonic() + self._seconds
-                    try:
-                        slot["conn"].send(slot["entry"])
-                    except OSError:
-                        pass     # found dead below
-                    busy += 1
-            for index, slot in enumerate(self._slots):
-                if slot["entry"] is None:
+                if not self._slots[index]["entries"]:
                     continue
-                done = self._collect(slot)
-                if done is None:
-                    continue
-                yield done
-                busy -= 1
-                if not slot["process"].is_alive() or slot["entry"] is not None:
-                    self._replace(index)
-                slot = self._slots[index]
-                slot["entry"] = None
+                done = self._collect(index)
+                if done is not None:
+                    self._top_up(index)
+                    yield done
             self._wait()
 
-    def _collect(self, slot: dict) -> tuple[Entry, GradeOutcome] | None:
-        """The slot's finished result, an error row if its process died or overran, else ``None``."""
-        entry, conn, process = slot["entry"], slot["conn"], slot["process"]
+    def _top_up(self, index: int) -> None:
+        """Send slot ``index`` waiting entries until it holds ``AHEAD`` (replacing a dead idle process)."""
+        if not self._slots[index]["entries"] and not self._slots[index]["process"].is_alive():
+            self._replace(index)
+        slot = self._slots[index]
+        while self._waiting and len(slot["entries"]) < self.AHEAD:
+            entry = self._waiting.pop()
+            if not slot["entries"]:
+                slot["deadline"] = time.monotonic() + self._seconds
+            slot["entries"].append(entry)
+            try:
+                slot["conn"].send(entry)
+            except OSError:
+                return     # the process died: ``_collect`` gives the error row
+
+    def _collect(self, index: int) -> tuple[Entry, GradeOutcome] | None:
+        """Slot ``index``'s next result, an error row if its process died or overran, else ``None``."""
+        slot = self._slots[index]
+        entry, conn, process = slot["entries"][0], slot["conn"], slot["process"]
         try:
             if conn.poll():
                 result = conn.recv()
                 if isinstance(result, tuple) and len(result) == 2 and result[0] == entry:
-                    slot["entry"] = None
+                    slot["entries"].pop(0)
+                    slot["deadline"] = time.monotonic() + self._seconds
                     return result
         except (EOFError, OSError):
             pass
         if process.is_alive() and time.monotonic() < slot["deadline"]:
             return None
         if process.is_alive():
-            process.kill()
-            process.join(5)
-            why = (f"it was still running after {self._seconds:g} s and was stopped; the grader, not the "
-                   "submission, went over its time")
+            why = (f"was still grading it after {self._seconds:g} s and was stopped (the grader, not the "
+                   "submission, went over its time)")
         else:
             process.join(5)
             why = _describe_death(process.exitcode)
+        self._waiting.extend(reversed(slot["entries"][1:]))     # never started: graded elsewhere
+        self._replace(index)
         return entry, _error_outcome(self._ag, entry, f"grading failed: the grading process {why}. The rest "
                                      "of the class was graded; grade this submission again with `--force`.")
 
@@ -216,7 +222,7 @@ class GradingProcesses:
         self._slots[index] = self._start()
 
     def _wait(self) -> None:
-        busy = [slot for slot in self._slots if slot["entry"] is not None]
+        busy = [slot for slot in self._slots if slot["entries"]]
         if not busy:
             return
         remaining = min(slot["deadline"] for slot in busy) - time.monotonic()
@@ -224,7 +230,7 @@ class GradingProcesses:
         multiprocessing.connection.wait(handles, timeout=max(0.0, min(remaining, 5.0)))
 
     def close(self) -> None:
-        """Let idle processes finish (stopping their sandboxes), then kill what is left."""
+        """Let the processes finish (stopping their sandboxes), then kill what is left."""
         for slot in self._slots:
             try:
                 slot["conn"].send(None)
