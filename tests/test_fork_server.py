@@ -33,12 +33,18 @@ def state():
     no_new_privs = [line.split()[1] for line in status.splitlines() if line.startswith('NoNewPrivs')]
     return {'left': left, 'uid': os.getuid(), 'tmp': listing('/tmp'), 'shm': listing('/dev/shm'),
             'work': listing('.'), 'caps': caps, 'nnp': no_new_privs,
-            'ipc': libc.shmget(0x4C4D, 0, 0), 'arena': arena() and ctypes.string_at(arena(), 6).hex()}
+            'ipc': libc.shmget(0x4C4D, 0, 0), 'arena': arena() and ctypes.string_at(arena(), 6).hex(),
+            'net': os.readlink('/proc/self/ns/net'), 'unix': open('/proc/net/unix').read().count('lmhead-left')}
 def leave_things():
     open('/tmp/left', 'w').write('secret')
     open('/dev/shm/left', 'w').write('secret')
     open('left', 'w').write('secret')
-    assert libc.shmget(0x4C4D, 4096, 0o1000 | 0o666) >= 0       # IPC_CREAT
+    made = libc.shmget(0x4C4D, 4096, 0o1000 | 0o666)       # IPC_CREAT: refused to student code
+    assert made == -1 and ctypes.get_errno() == 1, (made, ctypes.get_errno())
+    import socket
+    global held
+    held = socket.socket(socket.AF_UNIX)
+    held.bind(b'\\0lmhead-left')          # an abstract name: no file, only the network namespace
     ctypes.memmove(arena(), b'secret', 6)
     if os.fork() == 0:                      # a background process that outlives the call
         os.setsid()
@@ -84,7 +90,7 @@ def test_each_worker_starts_clean_and_leaves_nothing(server):
             uid = session.call("leave_things").value
             after = session.call("state").value
             assert after["tmp"] == ["left"] and after["shm"] == ["left"] and "left" in after["work"]
-            assert after["ipc"] >= 0 and after["arena"] == b"secret".hex()
+            assert after["arena"] == b"secret".hex() and after["unix"] == 1
             seen.append(before)
         # the background process died with the session
         assert procs.of_uid(uid) == []
@@ -92,9 +98,15 @@ def test_each_worker_starts_clean_and_leaves_nothing(server):
         assert state["left"] is None
         assert state["tmp"] == [] and state["shm"] == [] and state["work"] == ["submission.py"]
         assert state["ipc"] == -1                  # no shared memory segment of an earlier worker
+        assert state["unix"] == 0                  # no socket name of an earlier worker
         assert state["arena"] == "00" * 6          # a fresh arena, not an earlier worker's
         assert set(state["caps"]) == {"0000000000000000"} and state["nnp"] == ["1"]
     assert len({state["uid"] for state in seen}) == 3 and 0 not in {state["uid"] for state in seen}
+    # each worker has a network namespace of its own, not the server's: no port, TIME_WAIT
+    # entry or socket name of one submission is visible to the next (the numbers of ended
+    # namespaces are reused, so they are compared with the server's, not with each other)
+    server_net = os.readlink(f"/proc/{server._host_pid}/ns/net")
+    assert all(state["net"] != server_net for state in seen)
 
 
 def test_the_worker_cannot_touch_the_server_or_the_sandbox_init(server):

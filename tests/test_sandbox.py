@@ -552,9 +552,9 @@ def write(path):
         return type(exc).__name__
 
 def connect(port):
-    s = socket.socket()
-    s.settimeout(3)
     try:
+        s = socket.socket()
+        s.settimeout(3)
         s.connect(("127.0.0.1", port))
         return "connected"
     except OSError as exc:
@@ -628,7 +628,8 @@ def listening_port():
 @pytest.mark.parametrize("level", _levels("bwrap"))
 def test_no_network_under_bwrap(level, listening_port):
     with session(PROBES, level) as s:
-        assert call_ok(s, "connect", listening_port) == "ConnectionRefusedError"
+        # refused by the system-call filter before the network namespace is even tried
+        assert call_ok(s, "connect", listening_port) == "PermissionError"
 
 
 # -- limits --------------------------------------------------------------------
@@ -1002,3 +1003,208 @@ def test_the_session_reports_the_notebook_level_numbers_each_function_reads(leve
     with SandboxSession(textwrap.dedent(code), FAST, isolation=level,
                         numbers_for=["nested", "uses_attribute", "missing"]) as s:
         assert s.start().ok and s.numbers_read == {"nested": {"B": 4}}
+
+
+# -- kernel state a submission could leave behind or share ---------------------
+
+KERNEL_STATE = """
+import ctypes, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+
+def _errno(result):
+    return "made" if result >= 0 else os.strerror(ctypes.get_errno())
+
+def attempts():
+    found = {}
+    for family, kind in (("AF_INET", socket.SOCK_STREAM), ("AF_INET6", socket.SOCK_DGRAM),
+                         ("AF_NETLINK", socket.SOCK_RAW), ("AF_PACKET", socket.SOCK_RAW)):
+        try:
+            socket.socket(getattr(socket, family), kind).close()
+            found[family] = "made"
+        except OSError as exc:
+            found[family] = exc.strerror
+    try:
+        os.close(os.memfd_create("held"))
+        found["memfd"] = "made"
+    except OSError as exc:
+        found["memfd"] = exc.strerror
+    found["shmget"] = _errno(libc.shmget(0, 1 << 20, 0o1000 | 0o600))
+    found["msgget"] = _errno(libc.msgget(0, 0o1000 | 0o600))
+    found["semget"] = _errno(libc.semget(0, 1, 0o1000 | 0o600))
+    found["mq_open"] = _errno(ctypes.CDLL("librt.so.1", use_errno=True).mq_open(b"/lmhead-q", 0o100 | 2, 0o600, None))
+    found["add_key"] = _errno(libc.syscall(248 if os.uname().machine == "x86_64" else 217, b"user", b"lmhead",
+                                           b"x", 1, -4))
+    # What stays allowed: a Unix socket pair, and the arena the grader shared.
+    a, b = socket.socketpair()
+    a.sendall(b"ok")
+    found["unix"] = b.recv(2).decode()
+    return found
+"""
+REFUSED = "Operation not permitted"
+
+
+@pytest.mark.parametrize("level", ALL)
+def test_student_code_cannot_make_sockets_shared_memory_or_queues(level):
+    """Sockets other than AF_UNIX, memfd, SysV IPC, POSIX queues and kernel keys all outlive the
+    process, escape its memory limit or reach other submissions: refused at every level."""
+    with session(KERNEL_STATE, level) as s:
+        found = call_ok(s, "attempts")
+    assert found == {"AF_INET": REFUSED, "AF_INET6": REFUSED, "AF_NETLINK": REFUSED, "AF_PACKET": REFUSED,
+                     "memfd": REFUSED, "shmget": REFUSED, "msgget": REFUSED, "semget": REFUSED,
+                     "mq_open": REFUSED, "add_key": REFUSED, "unix": "ok"}
+
+
+def test_the_seccomp_program_refuses_exactly_its_list():
+    """The filter, read as the kernel would run it, for every number of the table."""
+    from autograder.runtime.sandbox import worker
+    for machine, table in worker.SYSCALLS.items():
+        program = worker._seccomp_program(table, 1)
+
+        def run(arch, nr, arg0=0):
+            data = {0: nr, 4: arch, 16: arg0}
+            pc, acc = 0, 0
+            while True:
+                code, jt, jf, k = program[pc]
+                if code == 0x20:
+                    acc = data[k]
+                elif code == 0x06:
+                    return k
+                elif code in (0x15, 0x35):
+                    taken = acc == k if code == 0x15 else acc >= k
+                    pc += jt if taken else jf
+                pc += 1
+        assert run(table["arch"] ^ 1, 0) == 0x80000000, machine          # a foreign ABI is killed
+        assert run(table["arch"], worker.X32_BIT | 1) == 0x80000000
+        for name, number in table["denied"].items():
+            assert run(table["arch"], number) == 0x00050001, (machine, name)
+        assert run(table["arch"], table["socket"], 2) == 0x00050001           # AF_INET
+        assert run(table["arch"], table["socket"], 1) == 0x7FFF0000           # AF_UNIX
+        for number in range(0, 460):
+            if number not in table["denied"].values() and number != table["socket"]:
+                assert run(table["arch"], number) == 0x7FFF0000, (machine, number)
+
+
+@pytest.mark.skipif(not ROOT, reason="needs root to create IPC objects as another uid")
+def test_ipc_objects_of_a_submission_uid_are_removed_after_it():
+    """Detached System V segments, queues and semaphores of a uid (made here directly, as the
+    filter keeps student code from making them) are found by their real column names and removed."""
+    import ctypes
+    from autograder.runtime.sandbox import reach
+    uid = iso.reserve_uid()
+    try:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setgid(uid)
+                os.setuid(uid)
+                libc = ctypes.CDLL(None, use_errno=True)
+                made = [libc.shmget(0, 1 << 20, 0o1000 | 0o600), libc.msgget(0, 0o1000 | 0o600),
+                        libc.semget(0, 1, 0o1000 | 0o600)]
+                os._exit(0 if min(made) >= 0 else 1)
+            finally:
+                os._exit(2)
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+        def owned() -> list[str]:
+            found = []
+            for kind in ("shm", "msg", "sem"):
+                lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+                header = lines[0].split()
+                found += [kind for line in lines[1:] if int(line.split()[header.index("uid")]) == uid]
+            return found
+        assert owned() == ["shm", "msg", "sem"]
+        removed = reach.remove_ipc_of(uid)
+        assert owned() == [] and len(removed) == 3
+    finally:
+        iso.release_uid(uid)
+
+
+# -- what the worker's own descriptors reach -------------------------------------
+
+DESCRIPTORS = """
+import os, stat
+
+def held(site, probe_file):
+    found = {"directories": [], "read": []}
+    for name in os.listdir("/proc/self/fd"):
+        link = "/proc/self/fd/" + name
+        try:
+            if not stat.S_ISDIR(os.stat(link).st_mode):
+                continue
+            target = os.readlink(link)
+        except OSError:
+            continue
+        found["directories"].append(target)
+        fd = int(name)
+        for way in (link + "/" + os.path.relpath(probe_file, target),
+                    link + "/../" + os.path.relpath(probe_file, os.path.dirname(target))):
+            try:
+                with open(way, "rb") as handle:
+                    found["read"].append((way, len(handle.read(10))))
+            except OSError:
+                pass
+        try:      # openat(fd, "..") and on up: the same walk without /proc
+            parent = os.open("..", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            found["read"].append(("openat ..", sorted(os.listdir(parent))[:5]))
+        except OSError:
+            pass
+    return found
+"""
+
+
+@pytest.mark.parametrize("level", _levels("user"))
+def test_the_user_level_worker_keeps_no_descriptor_that_walks_past_its_uid(level):
+    """Where the installation sits under a folder only root enters, the worker imports from a
+    staged copy and holds no directory descriptor: ``..`` from one reached site-packages (the
+    references, the grader), through /proc/self/fd and through openat alike."""
+    import numpy
+    site = os.path.dirname(os.path.dirname(os.path.realpath(numpy.__file__)))
+    if all(os.stat(p).st_mode & 0o001 for p in Path(site).parents):
+        pytest.skip("the installation is open to every user here: nothing to reach through descriptors")
+    probe_file = os.path.join(site, "numpy", "version.py")
+    with session(DESCRIPTORS + PROBES, level) as s:
+        assert call_ok(s, "held", site, probe_file) == {"directories": [], "read": []}
+        imported = call_ok(s, "imports")          # csv and numpy.polynomial load after the drop
+    assert imported["csv"] == "ok" and imported["numpy.polynomial"] == "ok"
+
+
+@pytest.mark.skipif(not ROOT, reason="needs root to become a stranger")
+def test_the_worker_probe_counts_what_a_descriptor_reaches(tmp_path):
+    """The probe that clears the user level runs as the submission's code: a directory
+    descriptor opened as root inside a closed folder makes its secret readable, and it says so."""
+    from autograder.runtime.sandbox import policy
+    # An installation open to everyone inside a folder only root enters, as in root's home.
+    closed = tmp_path / "home" / "install"
+    (closed / "open" / "inner").mkdir(parents=True)
+    (closed / "refs").mkdir()
+    (closed / "refs" / "secret.py").write_text("answer = 42")
+    for folder in (closed, closed / "open", closed / "open" / "inner", closed / "refs"):
+        folder.chmod(0o755)
+    (closed / "refs" / "secret.py").chmod(0o644)
+    closed.parent.chmod(0o700)
+    uid = iso.reserve_uid()
+    read_end, write_end = os.pipe()
+    try:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                held = os.open(closed / "open" / "inner", os.O_RDONLY | os.O_DIRECTORY)
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                scope: dict = {}
+                exec(policy.WORKER_PROBE, scope)
+                found, targets = scope["reach"]([str(closed / "refs")], 100)
+                os.write(write_end, json.dumps([found, targets, held]).encode())
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        os.waitpid(pid, 0)
+        found, targets, _held = json.loads(os.read(read_end, 1 << 16))
+    finally:
+        os.close(read_end)
+        iso.release_uid(uid)
+    assert found == [str(closed / "refs" / "secret.py")]
+    assert targets == [str(closed / "open" / "inner")]
+    # and without the descriptor, nothing: what the real worker now holds
+    assert policy.reachable_from_worker([closed / "refs"]) == []

@@ -23,6 +23,7 @@ Why one module of this size: the three levels share detection, the probe of what
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import functools
 import importlib.util
@@ -34,9 +35,11 @@ import resource
 import secrets
 import shutil
 import site
+import stat
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import threading
 from dataclasses import dataclass
 from typing import Callable
@@ -183,6 +186,85 @@ def _numpy_dirs() -> tuple[str, ...]:
 def _parents(path: str) -> list[str]:
     parts = path.strip("/").split("/")[:-1]
     return ["/" + "/".join(parts[:i + 1]) for i in range(len(parts))]
+
+
+def enterable_by_stranger(path: str) -> bool:
+    """Whether a uid with no groups can walk to the directory ``path`` and list it.
+
+    Only the "other" permission bits count (ACLs are not read): a directory
+    this wrongly calls enterable makes imports fail, never a file readable.
+    """
+    real = _real(path)
+    try:
+        for step in ["/", *_parents(real + "/x")]:
+            if not os.stat(step).st_mode & stat.S_IXOTH:
+                return False
+        return bool(os.stat(real).st_mode & stat.S_IROTH)
+    except OSError:
+        return False
+
+
+#: Folders a staged copy leaves out: every site-packages (the grader, otter and the
+#: references may be installed there), and tests and tools no submission imports.
+_STAGE_SKIP = frozenset({"site-packages", "dist-packages", "test", "tests", "idlelib", "tkinter",
+                         "turtledemo", "ensurepip", "lib2to3"})
+_staged: dict[str, str] | None = None
+_stage_lock = threading.Lock()
+
+
+def _link_or_copy(source: str, target: str) -> str:
+    # A hard link costs no copy; across filesystems (or where links are refused) copy.
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+    return target
+
+
+def _stage(groups: list[tuple[str, ...]]) -> dict[str, str]:
+    """Copies of the directory ``groups`` no stranger can enter, in one fresh folder it can."""
+    needed = [group for group in groups if not all(enterable_by_stranger(d) for d in group)]
+    if not needed:
+        return {}
+    root = tempfile.mkdtemp(prefix="lmhead-runtime-")
+    os.chmod(root, 0o755)
+    creator = os.getpid()
+    # Forked grading processes inherit this hook; only the process that made the copy removes it.
+    atexit.register(lambda: os.getpid() == creator and shutil.rmtree(root, ignore_errors=True))
+    staged: dict[str, str] = {}
+    for index, group in enumerate(needed):
+        folder = os.path.join(root, str(index))
+        for source in sorted(group, key=len):
+            inside = next((done for done in staged if _inside(source, done)
+                           and not _STAGE_SKIP & set(source[len(done):].split("/"))), None)
+            if inside is not None:       # lib-dynload inside the standard library: copied with it
+                staged[source] = staged[inside] + source[len(inside):]
+                continue
+            os.makedirs(folder, 0o755, exist_ok=True)
+            target = os.path.join(folder, os.path.basename(source))
+            shutil.copytree(source, target, symlinks=True, copy_function=_link_or_copy,
+                            ignore=lambda _dir, names: [n for n in names if n in _STAGE_SKIP])
+            staged[source] = target
+    return staged
+
+
+def staged_runtime() -> dict[str, str]:
+    """For the ``user`` level: each import directory of the worker (standard library, NumPy)
+    that a fresh uid cannot enter by path, mapped to a copy that it can enter.
+
+    The worker imports from these after it drops root. (It used to keep
+    descriptors of the originals opened as root; ``..`` from such a
+    descriptor reached their parents, site-packages and the references
+    with them.) Made once per process, removed when the process that made
+    it exits; empty where the installation is open to everyone.
+    """
+    global _staged
+    with _stage_lock:
+        if _staged is None:
+            view = runtime_view()
+            paths = [_real(p) for p in _bare_sys_path(view.executable) if os.path.isdir(p)]
+            _staged = _stage([(path,) for path in dict.fromkeys(paths)] + [view.numpy])
+        return _staged
 
 
 #: Files of /etc the dynamic loader may need: its cache, and the alternatives
@@ -366,10 +448,10 @@ def describe(level: str) -> str:
         return (f"bubblewrap: PID, network, IPC and mount namespaces, {who}, read-only Python and "
                 "NumPy only, in-memory work directory, resource limits")
     if level == "user":
-        return ("fresh unprivileged uid with resource limits; no namespaces: the network and "
-                "world-readable files stay reachable")
-    return ("resource limits and a new session only: the submission runs as the grader's user "
-            "with its network and files")
+        return ("fresh unprivileged uid with resource limits and a system-call filter (no network "
+                "sockets, shared memory or IPC); no namespaces: world-readable files stay reachable")
+    return ("resource limits, a new session and a system-call filter (no network sockets, shared "
+            "memory or IPC) only: the submission runs as the grader's user with its files")
 
 
 def check_level(level: str) -> Isolation:

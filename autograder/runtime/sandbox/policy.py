@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,45 @@ INSTALL_BWRAP = ("install bubblewrap (`apt install bubblewrap` or `dnf install b
                  "namespaces are allowed, so grading can hide everything but Python and NumPy from student code")
 #: Readable paths named in a refusal, at most.
 SHOWN = 8
+#: Run as a submission's code in a real ``user``-level worker: the files under ``paths`` it can
+#: read, by path or through any descriptor of a directory it holds (``..`` from such a
+#: descriptor walks to parents whose path is closed to the uid). Named by their real paths.
+WORKER_PROBE = """
+import os, stat
+
+def _walk(start, budget):
+    found, stack, seen = [], [start], 0
+    while stack and seen < budget:
+        path = stack.pop()
+        seen += 1
+        try:
+            mode = os.lstat(path).st_mode
+            if stat.S_ISDIR(mode):
+                stack.extend(sorted(os.path.join(path, name) for name in os.listdir(path)))
+            elif stat.S_ISREG(mode):
+                with open(path, "rb") as handle:
+                    handle.read(1)
+                found.append(path)
+        except OSError:
+            continue
+    return found
+
+def reach(paths, budget):
+    descriptors = []
+    for name in os.listdir("/proc/self/fd"):
+        link = "/proc/self/fd/" + name
+        try:
+            if stat.S_ISDIR(os.stat(link).st_mode):
+                descriptors.append((link, os.readlink(link)))
+        except OSError:
+            pass
+    found = set()
+    for path in paths:
+        ways = [path] + [link + "/" + os.path.relpath(path, target) for link, target in descriptors]
+        for way in ways:
+            found.update(path + hit[len(way):] for hit in _walk(way, budget))
+    return sorted(found), [target for _link, target in descriptors]
+"""
 
 
 @dataclass(frozen=True)
@@ -114,6 +154,26 @@ def build_outputs(guarded: Iterable[str | Path]) -> list[Path]:
     return found
 
 
+def reachable_from_worker(paths: Iterable[str | Path]) -> list[str]:
+    """The files under ``paths`` a real ``user``-level worker can read, descriptors included.
+
+    The path probe (``reach.readable_by_stranger``) sees what a fresh uid
+    reaches by name; this runs :data:`WORKER_PROBE` as a submission's code,
+    so whatever the worker itself holds after dropping root counts too. A
+    probe that fails counts every path as readable.
+    """
+    from autograder.runtime.sandbox.limits import Limits
+    from autograder.runtime.sandbox.session import SandboxSession
+    paths = [str(Path(p)) for p in paths if os.path.lexists(p)]
+    if not paths:
+        return []
+    with SandboxSession(WORKER_PROBE, Limits(), isolation="user") as session:
+        result = session.call("reach", paths, reach.PROBE_FILES)
+    if not result.ok or not isinstance(result.value, tuple) or not isinstance(result.value[0], list):
+        return paths
+    return [str(p) for p in result.value[0]]
+
+
 def clear(isolation: str, guarded: Iterable[str | Path], *, trusted: bool = False,
           flag: str = "--trusted-code") -> Clearance:
     """The level to grade untrusted code at, or ``SandboxUnavailable`` saying what is missing.
@@ -139,7 +199,8 @@ def clear(isolation: str, guarded: Iterable[str | Path], *, trusted: bool = Fals
             f"and could read the reference solutions, hidden tests and other submissions. To fix it, "
             f"{INSTALL_BWRAP}; or, only for code you trust (your own solutions), pass {flag}.")
     guarded = list(guarded)
-    readable = reach.readable_by_stranger([*guarded, *build_outputs(guarded), *reference_locations()])
+    places = [*guarded, *build_outputs(guarded), *reference_locations()]
+    readable = reach.readable_by_stranger(places) or reachable_from_worker(places)
     if readable:
         shown = "\n  ".join(readable[:SHOWN]) + ("\n  ..." if len(readable) > SHOWN else "")
         folders = sorted({str(Path(p).parent) for p in readable})[:SHOWN]

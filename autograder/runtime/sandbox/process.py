@@ -298,6 +298,7 @@ class WorkerProcess:
         self.request_fd = self.reply_fd = self.output_fd = -1
         self.server: Any = None   # the fork server this worker came from, if any
         self.ready: dict[str, Any] | None = None     # the worker's ``ready`` message, once received
+        self._staged: dict[str, str] = {}     # import directories the worker uses copies of
 
     # -- start -------------------------------------------------------------
 
@@ -340,7 +341,8 @@ class WorkerProcess:
                 res.sandbox_pid, res.pidfd = server.fork(config, theirs, res.token)
             else:
                 argv, env, cwd, site = self._command(res)
-                config.update(requests=request_r, replies=reply_w, site=site, arena=arena_fd)
+                config.update(requests=request_r, replies=reply_w, site=site, arena=arena_fd,
+                              staged=self._staged)
                 nproc = self.limits.max_processes if root else \
                     procs.task_count(os.getuid()) + self.limits.max_processes
                 preexec = iso.make_preexec(iso.rlimit_settings(self.limits, nproc),
@@ -375,11 +377,16 @@ class WorkerProcess:
         work, site = os.path.join(res.tmpdir, "work"), os.path.join(res.tmpdir, "site")
         os.mkdir(work, 0o700)
         os.mkdir(site, 0o755)
+        staged = {}
         if res.uid is not None:
             os.chown(work, res.uid, res.uid)
+            # The worker imports from copies it can enter once it has dropped root (see
+            # ``iso.staged_runtime``); it keeps no descriptor of the originals.
+            staged = iso.staged_runtime()
         for path in view.numpy:
             # Only NumPy on the path: the grader's own packages stay unimportable.
-            os.symlink(path, os.path.join(site, os.path.basename(path)))
+            os.symlink(staged.get(path, path), os.path.join(site, os.path.basename(path)))
+        self._staged = staged
         return [view.executable], iso.worker_env(work, res.token), work, site
 
     def handshake(self, deadline: float) -> dict[str, Any]:

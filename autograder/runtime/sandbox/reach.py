@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import logging
 import os
 import shutil
 import stat
@@ -25,12 +26,17 @@ from typing import Iterable
 
 from autograder.runtime.sandbox import isolation as iso
 
+logger = logging.getLogger(__name__)
+
 #: Files and folders a probe looks at, at most, under one path.
 PROBE_FILES = 5000
 #: Filesystems whose directories are not places a process leaves files in.
 _VIRTUAL = ("/proc", "/sys")
-_IPC_KINDS = (("shm", 0), ("msg", 1), ("sem", 2))
+#: ``/proc/sysvipc`` files and the name of their identifier column.
+_IPC_KINDS = (("shm", "shmid"), ("msg", "msqid"), ("sem", "semid"))
 _IPC_RMID = 0
+#: Where POSIX message queues show as files, when the mqueue filesystem is mounted.
+MQUEUE_DIR = "/dev/mqueue"
 _LIBC = ctypes.CDLL(None, use_errno=True)
 
 
@@ -176,34 +182,47 @@ def remove_files_of(uid: int, folders: Iterable[str]) -> list[str]:
     return removed
 
 
-def remove_ipc_of(uid: int) -> None:
-    """Remove the System V shared memory, message queues and semaphores ``uid`` created."""
-    ctls = {"shm": _LIBC.shmctl, "msg": _LIBC.msgctl, "sem": _LIBC.semctl}
-    for kind, _ in _IPC_KINDS:
+def _ipc_objects(kind: str, id_column: str) -> list[tuple[int, int, int]]:
+    """``(id, owner uid, creator uid)`` of each System V object of ``kind`` (``/proc/sysvipc``)."""
+    try:
+        lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+    except OSError:
+        return []
+    header = lines[0].split() if lines else []
+    if not {id_column, "uid", "cuid"} <= set(header):
+        logger.warning("sandbox: /proc/sysvipc/%s has no %s, uid and cuid columns (found %s): the "
+                       "submission's IPC objects of that kind cannot be found and removed", kind, id_column, header)
+        return []
+    columns = [header.index(name) for name in (id_column, "uid", "cuid")]
+    found = []
+    for line in lines[1:]:
+        fields = line.split()
         try:
-            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
-        except OSError:
+            found.append(tuple(int(fields[c]) for c in columns))
+        except (ValueError, IndexError):
             continue
-        if not lines:
-            continue
-        header = lines[0].split()
-        if "id" not in header or "uid" not in header:
-            continue
-        for line in lines[1:]:
-            fields = line.split()
-            try:
-                ident, owner = int(fields[header.index("id")]), int(fields[header.index("uid")])
-            except (ValueError, IndexError):
+    return found
+
+
+def remove_ipc_of(uid: int) -> list[str]:
+    """Remove the System V shared memory, message queues and semaphores ``uid`` created or owns,
+    and its POSIX message queues; return what was removed (``shm 3``, ``/dev/mqueue/name``...)."""
+    ctls = {"shm": _LIBC.shmctl, "msg": _LIBC.msgctl, "sem": _LIBC.semctl}
+    removed = []
+    for kind, id_column in _IPC_KINDS:
+        for ident, owner, creator in _ipc_objects(kind, id_column):
+            if uid not in (owner, creator):
                 continue
-            if owner == uid:
-                if kind == "sem":
-                    ctls[kind](ident, 0, _IPC_RMID)
-                else:
-                    ctls[kind](ident, _IPC_RMID, None)
+            # A detached segment is only marked for removal while attached; its
+            # attachers are the submission's processes, killed before this runs.
+            done = ctls[kind](ident, 0, _IPC_RMID) if kind == "sem" else ctls[kind](ident, _IPC_RMID, None)
+            if done == 0:
+                removed.append(f"{kind} {ident}")
+    removed += remove_files_of(uid, [MQUEUE_DIR] if os.path.ismount(MQUEUE_DIR) else [])
+    return removed
 
 
 def remove_traces_of(uid: int) -> list[str]:
     """Everything ``uid`` left in world-writable places, and its IPC objects, removed."""
     removed = remove_files_of(uid, world_writable_dirs())
-    remove_ipc_of(uid)
-    return removed
+    return removed + remove_ipc_of(uid)

@@ -39,6 +39,7 @@ import linecache
 import mmap
 import os
 import signal
+import stat
 import sys
 import threading
 import traceback
@@ -63,6 +64,27 @@ MAX_FUNCTIONS = 500
 MAX_PARAMS = 32
 EXIT_SETUP_FAILED = 70
 PR_SET_PDEATHSIG = 1
+PR_SET_NO_NEW_PRIVS = 38
+
+#: System calls the student's code is refused (``EPERM``), per architecture, with the
+#: ``AUDIT_ARCH`` value the kernel reports for it and the number of ``seccomp`` itself.
+#: Each one makes kernel state that outlives the process, escapes its memory limit or
+#: is shared with other submissions: SysV shared memory, queues and semaphores and POSIX
+#: queues (they live in the IPC namespace until removed), ``memfd`` and secret memory
+#: (pages no process's address space accounts for), kernel keys (kept per uid, readable
+#: by serial number), ``io_uring`` (which makes sockets without calling ``socket``).
+#: ``socket`` is allowed for ``AF_UNIX`` only: no TCP or UDP state, no netlink.
+SYSCALLS = {
+    "x86_64": {"arch": 0xC000003E, "seccomp": 317, "socket": 41, "denied": {
+        "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240, "memfd_create": 319,
+        "add_key": 248, "request_key": 249, "keyctl": 250, "io_uring_setup": 425, "memfd_secret": 447}},
+    "aarch64": {"arch": 0xC00000B7, "seccomp": 277, "socket": 198, "denied": {
+        "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180, "memfd_create": 279,
+        "add_key": 217, "request_key": 218, "keyctl": 219, "io_uring_setup": 425, "memfd_secret": 447}},
+}
+#: x86_64 numbers with this bit set are the x32 ABI: another table, refused whole.
+X32_BIT = 0x40000000
+AF_UNIX = 1
 
 
 class OutputBudget:
@@ -384,41 +406,44 @@ def _drop_privileges(uid: int, gid: int) -> None:
         raise OSError(f"could not switch to uid {uid}")
 
 
-def _open_import_dirs() -> dict[str, int]:
-    """Descriptors of the import directories, opened while they are still readable."""
-    opened = {}
-    numpy_dir = os.path.dirname(os.path.realpath(sys.modules["numpy"].__file__))
-    for path in [*sys.path, numpy_dir]:
-        try:
-            opened[path] = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-        except OSError:
-            pass
-    return opened
-
-
-def _reach_through_descriptors(opened: dict[str, int]) -> None:
-    """Import from ``/proc/self/fd/N`` wherever the new uid cannot walk the real path.
+def _use_staged_runtime(staged: dict[str, str]) -> None:
+    """Import from the copies the grader staged wherever the new uid cannot enter the originals.
 
     The installation may sit in a directory only root can enter (root's
-    home, a 0700 temporary directory). A descriptor opened before the switch
-    leads straight into the directory, skipping the locked parents, so the
-    standard library and NumPy's lazily imported submodules stay importable
-    without making anything else readable.
+    home, a 0700 folder). The grader then copies the standard library and
+    NumPy where any uid can read them (``isolation.staged_runtime``), and
+    this points the import system there: ``sys.path``, and the search path
+    of every package already imported (``numpy``, ``json``...), whose
+    submodules may load later.
     """
-    def reachable(path: str) -> str:
-        if path not in opened or os.access(path, os.R_OK | os.X_OK):
-            return path
-        return f"/proc/self/fd/{opened[path]}"
+    if not staged:
+        return
+    roots = sorted(staged, key=len, reverse=True)
 
-    numpy = sys.modules["numpy"]
-    numpy_dir = os.path.dirname(os.path.realpath(numpy.__file__))
-    sys.path[:] = [reachable(path) for path in sys.path]
-    numpy.__path__[:] = [reachable(numpy_dir)]
-    used = set(sys.path) | set(numpy.__path__)
-    for fd in opened.values():
-        if f"/proc/self/fd/{fd}" not in used:
-            os.close(fd)
+    def moved(path: str) -> str:
+        for root in roots:
+            if path == root or path.startswith(root + "/"):
+                return staged[root] + path[len(root):]
+        return path
+
+    sys.path[:] = [moved(path) for path in sys.path]
+    for module in list(sys.modules.values()):
+        search = getattr(module, "__path__", None)
+        if isinstance(search, list):
+            search[:] = [moved(path) if isinstance(path, str) else path for path in search]
     sys.path_importer_cache.clear()
+
+
+def _close_directory_descriptors() -> None:
+    """Close every descriptor of a directory: one opened as root would let ``..`` walk from it
+    to places the new uid may not enter (the installation's site-packages, the grader's folder)."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        try:
+            if stat.S_ISDIR(os.fstat(fd).st_mode):
+                os.close(fd)
+        except OSError:      # the listing's own descriptor, already closed
+            pass
 
 
 def _die_with_parent(parent: int) -> None:
@@ -427,6 +452,51 @@ def _die_with_parent(parent: int) -> None:
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:     # the grader died before the setting took effect
         os._exit(EXIT_SETUP_FAILED)
+
+
+def _seccomp_program(table: dict[str, Any], errno: int) -> list[tuple[int, int, int, int]]:
+    """Classic BPF: kill foreign ABIs, refuse ``table``'s denied calls and non-Unix sockets."""
+    ld_w_abs, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    kill, deny, allow = 0x80000000, 0x00050000 | errno, 0x7FFF0000
+    denied = list(table["denied"].values())
+    # Offsets in ``struct seccomp_data``: nr at 0, arch at 4, args[0] (low half) at 16.
+    program = [(ld_w_abs, 0, 0, 4), (jeq, 1, 0, table["arch"]), (ret, 0, 0, kill),
+               (ld_w_abs, 0, 0, 0), (jge, 0, 1, X32_BIT), (ret, 0, 0, kill)]
+    # Each denied number jumps to the final ``deny``, after the socket test's five steps.
+    for index, number in enumerate(denied):
+        program.append((jeq, len(denied) - index - 1 + 5, 0, number))
+    program += [(jeq, 1, 0, table["socket"]), (ret, 0, 0, allow),
+                (ld_w_abs, 0, 0, 16), (jeq, 0, 1, AF_UNIX), (ret, 0, 0, allow), (ret, 0, 0, deny)]
+    return program
+
+
+def _restrict_system_calls() -> None:
+    """Refuse the student's code the calls of ``SYSCALLS``; fail closed where that cannot be done."""
+    import ctypes
+    import errno as errnos
+    import platform
+    table = SYSCALLS.get(platform.machine())
+    if table is None:
+        raise OSError(f"the sandbox knows no system call numbers for {platform.machine()!r} "
+                      f"(it knows {', '.join(SYSCALLS)}): it cannot restrict the student's code here")
+    program = _seccomp_program(table, errnos.EPERM)
+
+    class Filter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte),
+                    ("k", ctypes.c_uint32)]
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
+
+    filters = (Filter * len(program))(*[Filter(*entry) for entry in program])
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "no_new_privs could not be set")
+    # SECCOMP_SET_MODE_FILTER with TSYNC: every thread of the process, not only this one.
+    done = libc.syscall(table["seccomp"], 1, 1, ctypes.byref(Program(len(program), filters)))
+    if done != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"the seccomp filter could not be installed: {os.strerror(code)}")
 
 
 def _add_site_builtins() -> None:
@@ -480,14 +550,15 @@ def main(channel: ModuleType, config: dict[str, Any]) -> None:
         _keep_freed_memory()
         preimport()
         if config.get("drop"):
-            opened = _open_import_dirs()
             _drop_privileges(*config["drop"])
-            _reach_through_descriptors(opened)
+            _use_staged_runtime(config.get("staged") or {})
+        _close_directory_descriptors()
         if config.get("die_with_parent"):
             _die_with_parent(config["parent"])
         _add_site_builtins()
         sys.argv = ["submission.py"]
         worker = Worker(channel, config, budget)
+        _restrict_system_calls()       # last: nothing of the worker's own needs these calls
     except BaseException:
         setup_failed("sandbox worker")
     try:

@@ -13,7 +13,7 @@ arrives on a Unix socket together with the three pipe ends of the new
 worker (and its shared arena), it forks a child that, before any student code runs:
 
 * leaves the zygote's socket and signal set-up behind;
-* gets a private mount and IPC namespace with fresh, empty ``/tmp``,
+* gets a private mount, IPC and network namespace with fresh, empty ``/tmp``,
   ``/dev/shm`` and work directory (so nothing a previous submission wrote or
   created is visible, and everything it made disappears with its processes);
 * sets the limits the grader sends (its CPU limit: the zygote's own is
@@ -45,6 +45,7 @@ from typing import Any
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWIPC = 0x08000000
+CLONE_NEWNET = 0x40000000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 1 << 14, 1 << 18
 PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 4, 38
 MESSAGE_BYTES = 1 << 16
@@ -59,8 +60,14 @@ def _check(result: int, what: str) -> None:
 
 
 def _private_filesystems(mounts: list[list[Any]]) -> None:
-    """New mount and IPC namespaces with fresh tmpfs at each ``[path, mode, bytes]``."""
-    _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
+    """New mount, IPC and network namespaces, with fresh tmpfs at each ``[path, mode, bytes]``.
+
+    The network namespace is the worker's own (no interface but a loopback
+    that is down): sockets, ports, their ``TIME_WAIT`` entries in
+    ``/proc/net`` and abstract Unix socket names die with it, instead of
+    staying visible to the next submission forked from this server.
+    """
+    _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET), "unshare")
     _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "making mounts private")
     for path, mode, size in mounts:
         options = f"mode={int(mode):o},size={int(size)}".encode()
