@@ -18,6 +18,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from markdown_it import MarkdownIt
 
 from autograder.build import build
 from autograder.runtime.grading.bulk import write_outcome
@@ -180,10 +181,31 @@ def report_problems(html: str) -> list[str]:
     return found + [repr(c) for c in ("\x1b", "\u202e", "\x07") if c in html]
 
 
+def open_in_chromium(pages: list[str], tmp_path: Path) -> tuple[str, list[int]]:
+    """The title and the counts of script, img, iframe, svg and a elements once ``pages`` (HTML
+    fragments) load in headless Chromium; the page is titled ``clean`` until a script renames it."""
+    from tests.test_inert_text import CHROMIUM
+    from playwright.sync_api import sync_playwright
+    page_path = tmp_path / "rendered.html"
+    page_path.write_text("<!DOCTYPE html><html><head><meta charset='utf-8'><title>clean</title></head><body>"
+                         + "<hr>".join(pages) + "</body></html>", encoding="utf-8")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox"])
+        try:
+            page = browser.new_page()
+            page.goto(page_path.as_uri(), wait_until="load")
+            page.wait_for_timeout(300)
+            title = page.title()
+            counts = page.evaluate("['script','img','iframe','svg','a'].map(t => document.getElementsByTagName(t).length)")
+        finally:
+            browser.close()
+    return title, counts
+
+
 def test_every_field_of_every_reply_stays_text_in_every_writer(grading, tmp_path):
     ag, stub, clearance, limits, warm, _root = grading
     out = tmp_path / "out"
-    records, seen = [], {}
+    records, seen, rendered = [], {}, []
     for case in CASES:
         path = tmp_path / "subs" / case / "lm-head.ipynb"
         path.parent.mkdir(parents=True)
@@ -199,6 +221,7 @@ def test_every_field_of_every_reply_stays_text_in_every_writer(grading, tmp_path
                   "results.json output": results["output"],
                   **{f"results.json {t['name']}": t["output"] for t in results["tests"]}}
         for where, text in pieces.items():
+            rendered.append(MarkdownIt("commonmark", {"html": True}).render(text))
             problems = markdown_problems(text)
             assert not problems, f"{case}: {where} renders the worker's text live: {problems[:5]}\n{text[:3000]}"
         assert results["score"] == 0, f"{case}: a forged reply earned {results['score']}"
@@ -214,3 +237,6 @@ def test_every_field_of_every_reply_stays_text_in_every_writer(grading, tmp_path
     assert "Regrade" in report, "the report should show the notes (escaped)"
     problems = report_problems(report)
     assert not problems, f"the HTML report renders the worker's text live: {problems[:5]}"
+    from tests.test_inert_text import CHROMIUM
+    if CHROMIUM.is_file():
+        assert open_in_chromium(rendered, tmp_path) == ("clean", [0, 0, 0, 0, 0])
