@@ -304,6 +304,7 @@ class SandboxSession:
             # What the worker sent is quoted in the exception: the student's text.
             return failed(f"the worker sent malformed data while loading ({code(exc)}).")
         if fields.get("ok") is not True or not isinstance(fields.get("errors"), list):
+            # A WorkerText formats as a code span: the worker's message is quoted, never written.
             return failed(f"the code could not be loaded: {_text(fields, 'message') or 'malformed reply'}.")
         self.functions = _parse_functions(fields.get("functions"))
         self.numbers_read = _parse_numbers_read(fields.get("numbers_read"), self.functions)
