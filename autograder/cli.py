@@ -8,7 +8,7 @@ import sys
 import click
 
 from autograder import __version__
-from autograder.cli_support import reports_errors
+from autograder.cli_support import echo, fail, reports_errors
 
 
 class _Commands(click.Group):
@@ -115,20 +115,19 @@ def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, canva
     found = discover(paths)
     entries = found.entries
     for line in [f"skipped {s}" for s in found.skipped] + found.warnings:
-        click.echo(line, err=True)
+        echo(line, err=True)
     with click.progressbar(length=len(entries), label="grading", file=sys.stderr, show_eta=True) as bar:
         result = grade_entries(entries, autograder_zip, out, workers=workers, timeout=timeout, force=force,
                                isolation=isolation, trusted=trusted, canvas_csv=canvas_csv,
                                canvas_gradebook=canvas_gradebook, canvas_column=canvas_column,
                                moodle_csv=moodle_csv, on_done=lambda entry, outcome, skipped: bar.update(1))
     for line in summary_lines(result):
-        click.echo(line)
+        echo(line)
     if result.interrupted:
-        raise click.ClickException(f"interrupted: {result.graded} graded this run; rerun the same "
-                                   "command to grade the rest.")
+        raise fail(f"interrupted: {result.graded} graded this run; rerun the same command to grade the rest.")
     problem = nothing_graded(result)
     if problem:
-        raise click.ClickException(problem)
+        raise fail(problem)
 
 
 if __name__ == "__main__":

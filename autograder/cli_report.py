@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from autograder.cli_support import reports_errors
+from autograder.cli_support import echo, reports_errors
 
 
 @click.command()
@@ -37,4 +37,4 @@ def report(out_dir: Path, output: Path | None, similarity: bool) -> None:
     # Imported here so that other commands do not pay for matplotlib.
     from autograder.report import write_report
 
-    click.echo(f"report written to {write_report(out_dir, output, similarity)}")
+    echo(f"report written to {write_report(out_dir, output, similarity)}")

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from autograder.cli_support import reports_errors
+from autograder.cli_support import echo, reports_errors
+from autograder.runtime.text import terminal
 from autograder.similarity.section import DEFAULT_THRESHOLD
 
 
@@ -38,8 +39,8 @@ def similarity(out_dir: Path, threshold: float, base_files: tuple[Path, ...], ou
 
     result, csv_path, html_path = write_similarity(out_dir, threshold, base_files, output)
     for student, why in result.not_compared:
-        click.echo(f"not compared: {student}: {why}", err=True)
+        echo(f"not compared: {student}: {why}", err=True)
     click.echo(f"{result.compared} submissions compared, {len(result.flagged)} pairs at or above {threshold:g}")
     for p in result.flagged[:20]:
-        click.echo(f"  {p.score:.2f}  {click.style(p.a, bold=True)}  {click.style(p.b, bold=True)}")
-    click.echo(f"written: {csv_path} and {html_path}")
+        click.echo(f"  {p.score:.2f}  {click.style(terminal(p.a), bold=True)}  {click.style(terminal(p.b), bold=True)}")
+    echo(f"written: {csv_path} and {html_path}")

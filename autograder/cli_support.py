@@ -6,6 +6,19 @@ import functools
 import click
 
 from autograder.runtime.errors import GraderError
+from autograder.runtime.text import terminal
+
+
+def echo(line: str, err: bool = False) -> None:
+    """Print one line the terminal shows as text: file names, ids and notes come from submissions
+    and LMS exports, and an escape sequence in one (``ESC ] 52``, a clipboard write) would reach
+    the instructor's terminal. Every control character prints as a visible escape."""
+    click.echo(terminal(line), err=err)
+
+
+def fail(message: str) -> click.ClickException:
+    """A click error (exit code 1) whose message, which may quote submissions, prints as text."""
+    return click.ClickException(terminal(message, multiline=True))
 
 
 def reports_errors(func):
@@ -15,5 +28,5 @@ def reports_errors(func):
         try:
             return func(*args, **kwargs)
         except GraderError as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise fail(str(exc)) from exc
     return wrapper

@@ -1411,6 +1411,91 @@ def memfd_hoard(stub, ctx):
     return zip_members(attacked(stub, ctx, "_MARK = __MARKER__\n" + TAG + MEMFD_HOARD)), "zip"
 
 
+# ----------------------------------------------------------------- what the worker says (issue 26, family 3)
+
+#: What a type name or a forged worker reply carries: live HTML, a link, a forged heading and grade
+#: line, fence breakers and a terminal escape (an OSC 52 clipboard write).
+FORGED_MARKUP = ("</code>``` <img src=x onerror=alert(1)>[regrade](http://127.0.0.1/) <script>alert(2)</script>"
+                 "\n\n# Regrade notice\n\nPassed: 20 / 20\n\n``` `` \x1b]52;c;UFdORUQ=\x07")
+#: What the results must not hold: a forged heading or grade line starting a line of Markdown.
+FORGED_LINES = (r"(?m)^\s*#+ *Regrade", r"(?m)^[ \t>*-]*Passed: 20")
+
+
+def markup_type_name(stub, ctx):
+    """Return values and exceptions whose classes are named with markup, and a notebook-level
+    name that is not a function: the worker reports their type names to the grader."""
+    cell = (f"_ADV_MARKUP = {FORGED_MARKUP!r}\n"
+            "class _AdvNamed:\n    pass\n"
+            "class _AdvError(Exception):\n    pass\n"
+            "for _adv_kind in (_AdvNamed, _AdvError):\n"
+            "    _adv_kind.__name__ = _adv_kind.__qualname__ = _adv_kind.__module__ = _ADV_MARKUP\n")
+    returns = "    return [_AdvNamed()]\n"
+    raises = "    raise _AdvError(_ADV_MARKUP)\n"
+    bodies = {name: (raises if index % 2 else returns) for index, name in enumerate(SIGNATURES)}
+    return zip_members(attacked(stub, ctx, cell, bodies)), "zip"
+
+
+#: Rewrites the worker's replies to calls: by the call's number, a forged ``seq``, a forged
+#: failure report (its kind, type and message), a kind the grader does not know, a forged return
+#: value with markup for keys, or a value array with markup for its dtype.
+FORGE_CALL_REPLIES = r"""
+import json as _adv_json, struct as _adv_struct, sys as _adv_sys
+_ADV_WORKER = _adv_sys.modules["sandbox_worker"].Worker
+_ADV_REAL = _ADV_WORKER.pack
+
+def _adv_pack(self, fields, values=None):
+    if "functions" in fields or not isinstance(self.seq, int):
+        return _ADV_REAL(self, fields, values)
+    fields = {**fields, "dropped": 0, "seq": self.seq}
+    choice = self.seq % 5
+    tree = {}
+    if choice == 0:
+        fields["seq"] = _ADV_MARKUP
+    elif choice == 1:
+        fields.update(ok=False, kind="worker", type=_ADV_MARKUP, message=_ADV_MARKUP, traceback=_ADV_MARKUP)
+    elif choice == 2:
+        fields.update(ok=False, kind=_ADV_MARKUP, type=_ADV_MARKUP, message=_ADV_MARKUP)
+    elif choice == 3:
+        fields.update(ok=True)
+        tree = {"value": {"dict": [[_ADV_MARKUP, _ADV_MARKUP]]}}
+    else:
+        fields.update(ok=True)
+        tree = {"value": {"nd": [0, _ADV_MARKUP, [1]]}}
+    header = _adv_json.dumps({"fields": fields, "values": tree, "blobs": [8] if choice == 4 else [],
+                              "shared": False}).encode()
+    body = _adv_struct.pack(">I", len(header)) + header + bytes(8 if choice == 4 else 0)
+    return _adv_struct.pack(">Q", len(body)) + body
+
+_ADV_WORKER.pack = _adv_pack
+"""
+
+
+def forged_call_replies(stub, ctx):
+    """The worker's replies to the grader's calls rewritten to carry markup in every field."""
+    cell = f"_ADV_MARKUP = {FORGED_MARKUP!r}\n" + FORGE_CALL_REPLIES
+    return zip_members(attacked(stub, ctx, cell)), "zip"
+
+
+#: A forged failure report for the notebook's loading, written to the reply pipe before the worker's
+#: own reply, after which the worker exits: the grader reads the forged one.
+FORGE_LOAD_FAILURE = r"""
+import gc as _adv_gc, os as _adv_os2, sys as _adv_sys
+_adv_worker_type = _adv_sys.modules["sandbox_worker"].Worker
+_adv_worker = next(o for o in _adv_gc.get_objects() if type(o) is _adv_worker_type)
+_adv_worker.channel.write_all(_adv_worker.replies, _adv_worker.channel.pack(
+    {"ok": False, "seq": _adv_worker.seq, "dropped": 0, "message": _ADV_MARKUP,
+     "errors": [{"cell": _ADV_MARKUP, "type": _ADV_MARKUP, "message": _ADV_MARKUP}]}, max_bytes=1 << 20))
+_adv_sys.stdout.flush()
+_adv_os2._exit(0)
+"""
+
+
+def forged_load_failure(stub, ctx):
+    """A cell that sends the grader a forged report that loading failed, in markup, and exits."""
+    cell = f"_ADV_MARKUP = {FORGED_MARKUP!r}\n" + FORGE_LOAD_FAILURE
+    return zip_members(attacked(stub, ctx, cell)), "zip"
+
+
 ATTACKS: tuple[Attack, ...] = (
     Attack("reference_from_packages", "import the reference from installed packages or copy it from disk",
            reference_from_packages, (r"returned None|should (return|be)|is not a tuple|got None",), paths=PATHS),
@@ -1503,6 +1588,12 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("memfd_hoard", "3 GiB of memfd pages and /dev/shm files held by a detached child",
            memfd_hoard, (r"returned None|should (return|be)|is not a tuple|got None",),
            paths=("grader-grade", "grader-grade-user", "otter-run", "gradescope-like")),
+    Attack("markup_type_name", "return values and exceptions whose class names are live HTML and a forged grade",
+           markup_type_name, (r"cannot be sent back for grading",), hides=FORGED_LINES, paths=PATHS),
+    Attack("forged_call_replies", "rewrite the worker's replies: markup in seq, kind, type, message, keys, dtype",
+           forged_call_replies, (r"malformed|sandbox worker failed",), hides=FORGED_LINES, paths=PATHS),
+    Attack("forged_load_failure", "send a forged 'loading failed' report in markup, then exit",
+           forged_load_failure, (r"could not be loaded|could not be run",), hides=FORGED_LINES, paths=PATHS),
 )
 
 BY_NAME = {a.name: a for a in ATTACKS}

@@ -44,6 +44,7 @@ from autograder.runtime.catalogue import Catalogue
 from autograder.runtime.errors import GraderError
 from autograder.runtime.grading.outcome import Diagnosis, ItemOutcome
 from autograder.runtime.judge import Feedback, counting_evidence, reset_diagnosis_memo
+from autograder.runtime.text import code
 
 #: A run swaps sys.stdout and sys.stderr, the catalogue in use and the diagnosis memo: all of it
 #: process-wide state, so two threads running suites at once (the build verifies assignments side
@@ -92,7 +93,8 @@ def failure_of(exc: BaseException) -> tuple[str, tuple[Diagnosis, ...]]:
         return f"the test was skipped ({exc.msg or 'no reason given'}), so it earns nothing.", ()
     if isinstance(exc, Failed):
         return exc.msg or "the test failed.", ()
-    return f"the test stopped with {type(exc).__name__}: {exc}", ()
+    # Its text may quote what a student's code or the worker produced: a code span keeps it text.
+    return f"the test stopped with {code(f'{type(exc).__name__}: {exc}')}", ()
 
 
 def _register_markers(config: Any) -> None:

@@ -32,7 +32,7 @@ from autograder.runtime.grading.runner import grade_program, refused_outcome, re
 from autograder.runtime.grading.support import SUPPORT_DIR, load_support_dir
 from autograder.runtime.sandbox.errors import SandboxUnavailable
 from autograder.runtime.sandbox.policy import clear
-from autograder.runtime.text import code
+from autograder.runtime.text import block, code
 
 try:
     from otter.plugins import AbstractOtterPlugin
@@ -209,7 +209,7 @@ class TrustedGrading(AbstractOtterPlugin):
             trusted = {"score": 0, "output": "The grader failed on this submission; please tell your "
                        "instructor.", "tests": [{"name": "Grader error", "score": 0, "max_score": 0,
                                                  "status": "failed", "visibility": "hidden",
-                                                 "output": self.error[-4000:]}]}
+                                                 "output": block(self.error[-4000:])}]}
         # otter writes results.json from this method; the instance attribute replaces it.
         results.to_gradescope_dict = lambda ag_config=None: trusted
 

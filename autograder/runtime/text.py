@@ -14,6 +14,7 @@ any run of backticks inside, so the text cannot close it.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 #: ANSI escape sequences: CSI (``ESC [ ... final``), OSC (``ESC ] ... BEL/ST``) and two-byte ones.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
@@ -62,3 +63,63 @@ def plain(text: object, limit: int = 300) -> str:
     value = " ".join(clean(text, limit).split())
     value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|~\"'])", r"\\\1", value)
+
+
+class WorkerText:
+    """Text the sandboxed worker sent (an exception's type and message, a traceback): data, never Markdown.
+
+    The worker runs the student's code, which can rewrite it or write replies of its own, so every
+    string in a reply is the student's. Decoding a reply wraps each one in this type, which is not a
+    ``str``: it cannot be concatenated or joined into a message, and formatting it (``f"{text}"``,
+    ``str(text)``) gives the inline code span :func:`code` makes of it, so a message that names it
+    quotes it whether or not its author thought of it. ``raw`` is the text itself, for reading it
+    (matching NumPy's wording, comparing), never for writing it anywhere.
+    """
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: str = "") -> None:
+        object.__setattr__(self, "raw", raw)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("WorkerText is immutable")
+
+    def __str__(self) -> str:
+        return code(self.raw) if self.raw else ""
+
+    def __repr__(self) -> str:
+        return f"WorkerText({self.raw!r})"
+
+    def __bool__(self) -> bool:
+        return bool(self.raw)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, WorkerText):
+            return self.raw == other.raw
+        return self.raw == other if isinstance(other, str) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.raw)
+
+
+#: What a terminal acts on besides printing: ESC (so every escape sequence: colours, cursor moves,
+#: OSC 52 clipboard writes, window titles), the other C0 controls, DEL, C1 controls (CSI and OSC have
+#: one-byte forms there), bidirectional controls, and lone surrogates (a file name that is not UTF-8).
+_TERMINAL_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+                              "\u2066-\u2069\ud800-\udfff]")
+_TERMINAL_UNSAFE_LINE = re.compile(_TERMINAL_UNSAFE.pattern[:-1] + "\n\t]")
+
+
+def terminal(text: object, multiline: bool = False) -> str:
+    """``text`` safe to print on a terminal: every control character shown as a visible escape.
+
+    ``ESC ] 52 ; c ; ... BEL`` in a file name prints as ``\\x1b]52;c;...\\x07``, so the name is
+    still recognisable and nothing reaches the terminal's parser. Tabs and newlines are escaped
+    too, so a name cannot start a line of its own, unless ``multiline`` (a message of several lines).
+    """
+    pattern = _TERMINAL_UNSAFE if multiline else _TERMINAL_UNSAFE_LINE
+    return pattern.sub(_visible, str(text))
+
+
+def _visible(found: re.Match) -> str:
+    return found.group().encode("unicode_escape", "backslashreplace").decode("ascii")

@@ -22,7 +22,6 @@ from autograder.runtime.grading.support import LoadedAutograder
 from autograder.runtime.judge import StudentCallFailed, apply_changes
 from autograder.runtime.sandbox import Limits, SandboxSession
 from autograder.runtime.sandbox.policy import Clearance
-from autograder.runtime.text import code
 
 
 class SandboxStudent:
@@ -92,8 +91,9 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, clearanc
         elif loaded.error and not loaded.cell_errors:
             notes.append(f"Your notebook could not be run: {loaded.error}")
         for error in loaded.cell_errors:
-            where = program.label(error.cell)
-            notes.append(f"{where[0].upper()}{where[1:]} raised {code(error)}.")
+            # ``str(error)`` quotes the exception as a code span; the cell index is the worker's word.
+            where = program.label(error.cell) if error.cell >= 0 else "a cell"
+            notes.append(f"{where[0].upper()}{where[1:]} raised {error}.")
         if loaded.loaded:
             run = suite.run(SandboxStudent(session), ag.seed_for(program.digest))
             items, diagnoses = run.items, run.diagnoses

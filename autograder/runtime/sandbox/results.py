@@ -2,26 +2,40 @@
 
 Every failure of the student's code (an exception, a hang, a crash, an
 unsendable return value) is reported in these types, never raised in the
-grader.
+grader. Whatever the worker said is held as ``WorkerText`` (the student's
+text, never Markdown); ``str()`` of an error is a Markdown sentence for the
+student in which the grader quotes that text.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.runtime.text import code
+from autograder.runtime.text import WorkerText, code
+
+
+def _detail(type_name: WorkerText | str, message: WorkerText | str) -> str:
+    """``Type: message`` as the worker reported them (raw: quote it before writing it)."""
+    kind = type_name.raw if isinstance(type_name, WorkerText) else type_name
+    said = message.raw if isinstance(message, WorkerText) else message
+    return f"{kind}: {said}" if said else kind
+
 
 @dataclass(frozen=True)
 class CellError:
-    """An exception raised while a cell of the submission ran."""
+    """An exception raised while a cell of the submission ran.
+
+    ``cell`` is the index of the cell among those sent, or -1 when the worker named none of them.
+    """
 
     cell: int
-    type_name: str
-    message: str
-    traceback: str = ""
+    type_name: WorkerText
+    message: WorkerText
+    traceback: WorkerText = WorkerText()
 
     def __str__(self) -> str:
-        return f"{self.type_name}: {self.message}" if self.message else self.type_name
+        """The exception, ``Type: message``, as an inline code span."""
+        return code(_detail(self.type_name, self.message))
 
 
 @dataclass(frozen=True)
@@ -59,19 +73,37 @@ class CallError:
     worker process died), ``protocol`` (the worker sent malformed data),
     ``budget`` (the session's total time is used up), ``not_loaded`` (the
     code never finished loading).
+
+    ``function`` is the name the grader asked for. When the worker reported
+    the failure, ``type_name``, ``message`` and ``traceback`` are what it
+    said (``WorkerText``), and ``str()`` is the grader's own sentence for
+    ``kind`` quoting them. When the grader found it (a timeout, a crash,
+    malformed data), ``message`` is that sentence, already written with
+    whatever it quotes from the worker in code spans.
     """
 
     kind: str
     function: str
-    type_name: str
-    message: str
-    traceback: str = ""
+    type_name: WorkerText | str
+    message: WorkerText | str
+    traceback: WorkerText | str = ""
 
     def __str__(self) -> str:
+        if not isinstance(self.message, WorkerText):
+            return self.message
+        name = code(self.function)
         if self.kind == "raised":
-            detail = f"{self.type_name}: {self.message}" if self.message else self.type_name
-            return f"`{self.function}` raised {code(detail)}"
-        return self.message
+            return f"{name} raised {code(_detail(self.type_name, self.message))}"
+        if self.kind == "missing":
+            return f"{name} is not defined: run the cell that defines it, and keep its name."
+        if self.kind == "not_callable":
+            return f"{name} should be a function but is a {self.message}."
+        if self.kind == "unencodable":
+            return f"{name} returned a value that cannot be sent back for grading: {self.message}"
+        if self.kind == "not_loaded":
+            return f"{name} cannot be called: the submission's code was not loaded."
+        return (f"the sandbox worker failed while calling {name} ({code(self.kind)}): "
+                f"{code(_detail(self.type_name, self.message))}")
 
 
 @dataclass(frozen=True)

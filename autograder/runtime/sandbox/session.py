@@ -17,6 +17,7 @@ runs student code, so nothing it reports may be trusted unread.
 """
 from __future__ import annotations
 
+import keyword
 import logging
 import re
 import threading
@@ -32,7 +33,7 @@ from autograder.runtime.sandbox.limits import Limits
 from autograder.runtime.sandbox.process import (OutputBuffer, WorkerDied, WorkerProcess, WorkerProtocolError,
                                                 WorkerTimeout, describe_exit)
 from autograder.runtime.sandbox.results import CallError, CallResult, CellError, ImportResult
-from autograder.runtime.text import code
+from autograder.runtime.text import WorkerText, code
 
 logger = logging.getLogger(__name__)
 
@@ -62,12 +63,13 @@ class WorkerSource(Protocol):
     def close(self) -> None:
         """Stop whatever the source still holds."""
 
-def _text(fields: dict, key: str) -> str:
+def _text(fields: dict, key: str) -> WorkerText:
+    """Field ``key`` of a worker's reply as the student's text (empty if it is not a string)."""
     value = fields.get(key)
     if not isinstance(value, str):
-        return ""
+        return WorkerText()
     limit = _TEXT_LIMITS.get(key, 2000)
-    return value if len(value) <= limit else value[:limit] + " ...[truncated]"
+    return WorkerText(value if len(value) <= limit else value[:limit] + " ...[truncated]")
 
 
 class WarmStart:
@@ -299,17 +301,19 @@ class SandboxSession:
             return failed("the code stopped the worker process while loading: "
                           f"{describe_exit(self._worker.exit_code(), self.isolation, self.limits)}.")
         except WorkerProtocolError as exc:
-            return failed(f"the worker sent malformed data while loading ({exc}).")
+            # What the worker sent is quoted in the exception: the student's text.
+            return failed(f"the worker sent malformed data while loading ({code(exc)}).")
         if fields.get("ok") is not True or not isinstance(fields.get("errors"), list):
+            # A WorkerText formats as a code span: the worker's message is quoted, never written.
             return failed(f"the code could not be loaded: {_text(fields, 'message') or 'malformed reply'}.")
         self.functions = _parse_functions(fields.get("functions"))
         self.numbers_read = _parse_numbers_read(fields.get("numbers_read"), self.functions)
-        cell_errors = tuple(_parse_cell_error(e) for e in fields["errors"][:len(self.cells)])
+        cell_errors = tuple(_parse_cell_error(e, len(self.cells)) for e in fields["errors"][:len(self.cells)])
         error = None
         if cell_errors:
             first = cell_errors[0]
-            where = f" in cell {first.cell + 1}" if len(self.cells) > 1 else ""
-            error = f"the code raised {code(first)}{where} while loading."
+            where = f" in cell {first.cell + 1}" if len(self.cells) > 1 and first.cell >= 0 else ""
+            error = f"the code raised {first}{where} while loading."
         return ImportResult(ok=not cell_errors, loaded=True, error=error, cell_errors=cell_errors,
                             seconds=time.monotonic() - begun, stdout=self._output.since(mark))
 
@@ -371,13 +375,14 @@ class SandboxSession:
                                     f"process: {reason}."), stop=True)
         except WorkerProtocolError as exc:
             return failed(CallError("protocol", function, "", f"the worker sent malformed data "
-                                    f"after calling `{function}` ({exc})."), stop=True)
+                                    f"after calling `{function}` ({code(exc)})."), stop=True)
         self._worker.drain_output()
         return self._result(function, fields, values, begun, mark)
 
     def _result(self, function: str, fields: dict, values: dict, begun: float, mark: int) -> CallResult:
         args_after = values.get("args_after")
-        after = {int(k): v for k, v in args_after.items() if k.isdigit() and type(v) is np.ndarray} \
+        after = {int(k): v for k, v in args_after.items()
+                 if k.isascii() and k.isdigit() and len(k) <= 4 and type(v) is np.ndarray} \
             if isinstance(args_after, dict) else {}
         seconds, stdout = time.monotonic() - begun, self._output.since(mark)
         if fields.get("ok") is True and "value" in values:
@@ -396,13 +401,30 @@ class SandboxSession:
                          f"used up its total time of {self.limits.wall_seconds_total:g} s.")
 
 
+def _is_name(text: Any) -> bool:
+    """Whether ``text`` can name a Python function or parameter (what a notebook defines)."""
+    return isinstance(text, str) and text.isidentifier() and not keyword.iskeyword(text)
+
+
 def _parse_functions(raw: Any) -> dict[str, tuple[str, ...]]:
-    """The worker's list of defined callables, keeping only well-formed entries."""
+    """The worker's list of defined callables, keeping only well-formed entries.
+
+    A name or parameter that Python could not define is not the notebook's: it is dropped (a
+    function with such a parameter keeps the ones before it), so what reaches signatures and
+    messages is a plain identifier.
+    """
     if not isinstance(raw, dict):
         return {}
-    return {name: tuple(p for p in params if isinstance(p, str))
-            for name, params in raw.items()
-            if isinstance(name, str) and isinstance(params, list)}
+    found = {}
+    for name, params in raw.items():
+        if _is_name(name) and isinstance(params, list):
+            kept = []
+            for param in params:
+                if not _is_name(param) or param in kept:
+                    break
+                kept.append(param)
+            found[name] = tuple(kept)
+    return found
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
@@ -425,9 +447,10 @@ def _parse_numbers_read(raw: Any, functions: dict[str, tuple[str, ...]]) -> dict
     return found
 
 
-def _parse_cell_error(raw: Any) -> CellError:
+def _parse_cell_error(raw: Any, cells: int) -> CellError:
+    """One cell's exception as the worker reported it; ``cells``: how many cells were sent."""
     if not isinstance(raw, dict):
-        return CellError(-1, "Error", "malformed error report")
+        return CellError(-1, WorkerText("Error"), WorkerText("malformed error report"))
     cell = raw.get("cell")
-    return CellError(cell if isinstance(cell, int) and not isinstance(cell, bool) else -1,
-                     _text(raw, "type"), _text(raw, "message"), _text(raw, "traceback"))
+    known = isinstance(cell, int) and not isinstance(cell, bool) and 0 <= cell < cells
+    return CellError(cell if known else -1, _text(raw, "type"), _text(raw, "message"), _text(raw, "traceback"))

@@ -345,8 +345,8 @@ class Worker:
                                                      "defines it, and keep its name.")
         fn = self.namespace[function]
         if not callable(fn):
-            return self.fail("not_callable", "TypeError", f"`{function}` should be a function but is a "
-                                                          f"{self.channel.type_name(fn)}.")
+            # The message is the value's type alone: the grader writes the sentence around it.
+            return self.fail("not_callable", "TypeError", self.channel.type_name(fn))
         args = _resolve_named(args, self.channel)
         np = self.np
         before = {i: np.array(a, copy=True) for i, a in enumerate(args) if type(a) is np.ndarray}
@@ -361,9 +361,9 @@ class Worker:
         except BaseException as exc:   # ChannelError, or the student's own methods failing
             reason = str(exc) if isinstance(exc, self.channel.ChannelError) else \
                 f"converting it raised {describe_exception(exc)['type']}"
+            # The message is the reason alone: the grader writes the sentence around it.
             return self.pack({"ok": False, "kind": "unencodable", "type": "ChannelError",
-                              "message": f"`{function}` returned a value that cannot be sent back for "
-                                         f"grading: {reason}", "traceback": ""},
+                              "message": reason, "traceback": ""},
                              {"args_after": {}})
 
     def _mutated(self, args: tuple, before: dict[int, Any]) -> dict[str, Any]:
