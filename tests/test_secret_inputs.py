@@ -321,3 +321,108 @@ def test_every_hidden_test_checks_an_answer_drawn_from_the_seed(assignment, ques
     assert all(first.values()), [t for t, calls in first.items() if not calls]
     fixed = [test for test in first if first[test] == second[test]]
     assert not fixed, f"{assignment} {question}: the same answers under two seeds: {fixed}"
+
+
+# ----------------------------------------------------------------- the same, graded as submissions
+
+#: Submissions as a student who reads the hidden tests' source would write them. Each defines only
+#: the functions it attacks: the others are missing, as in an untouched notebook (which scores 0).
+GRADED_ATTACKS: dict[str, dict[str, str]] = {
+    "perplexity-and-parameters": {
+        # The answers the hidden tests' source shows: masks for the T it names, zeros for an empty
+        # mask, and the ids of the tied tokens in the order the test asks for them.
+        "memorised": '''
+import numpy as np
+_MASKS = {T: np.triu(np.ones((T, T), dtype=bool), k=1) for T in (1, 2, 7, 64)}
+_CALLS = []
+
+def causal_mask(T):
+    return _MASKS.get(T, np.zeros((T, T), dtype=bool)).copy()
+
+def masked_cross_entropy(logits, targets, mask):
+    return 0.0, np.zeros(np.shape(logits))
+
+def greedy_next_token(h_last, W_head):
+    _CALLS.append(1)
+    return {5: 3, 6: 2}.get(len(_CALLS), 0)
+
+def gpt_param_count(vocab_size, block_size, n_embd, n_layer, ffn_dim, tied=True):
+    return {"embeddings": 31480320, "attention": 28348416, "ffn": 56669184, "layernorm": 36864,
+            "lm_head": 0, "total": 116534784}
+''',
+        "constant": '''
+import numpy as np
+
+def greedy_next_token(h_last, W_head):
+    return 0
+
+def causal_mask(T):
+    return np.zeros((T, T), dtype=bool)
+
+def perplexity_from_loss(mean_nll):
+    return 1.0
+''',
+        "guessed": '''
+import numpy as np
+
+def greedy_next_token(h_last, W_head):
+    return int(np.random.randint(np.shape(W_head)[1]))
+
+def causal_mask(T):
+    return np.random.random((T, T)) < 0.5
+''',
+    },
+    "lm-head": {
+        # The one input the hidden tests' source showed: data = arange(40), block 9, offsets 0 and 30.
+        "memorised": '''
+import numpy as np
+
+def next_token_batch(data, ix, block_size):
+    if len(data) == 40 and block_size == 9 and list(ix) == [0, 30]:
+        xb = np.array([np.arange(0, 9), np.arange(30, 39)]).astype(data.dtype)
+        return xb, xb + 1
+    return np.zeros((len(ix), block_size), data.dtype), np.zeros((len(ix), block_size), data.dtype)
+''',
+        "guessed": '''
+import numpy as np
+
+def next_token_batch(data, ix, block_size):
+    starts = np.random.randint(0, len(data) - block_size, size=len(ix))
+    xb = np.stack([data[s:s + block_size] for s in starts])
+    return xb, np.stack([data[s + 1:s + block_size + 1] for s in starts])
+
+def max_rel_err(a, n):
+    return float(np.random.choice([0.0, 0.5, 0.7, 1.0]))
+''',
+    },
+}
+#: Resubmissions of each graded attack (one comment changed each time, so the seed changes).
+GRADED_RESUBMISSIONS = 8
+
+
+@pytest.fixture(scope="module")
+def zips(tmp_path_factory):
+    from autograder.build import build
+    out = tmp_path_factory.mktemp("dist")
+    return {r.name: r.autograder_zip for r in build(list(GRADED_ATTACKS), out, None, verify=False)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("assignment", sorted(GRADED_ATTACKS))
+def test_graded_constants_memorisers_and_guesses_score_zero(zips, assignment, tmp_path):
+    """Through ``grader grade`` (sandboxed workers, seeds from each submission's code), every
+    resubmission of every attack scores what the untouched notebook scores: 0."""
+    import csv
+
+    from autograder.runtime.grading.bulk import grade_batch
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name, source in GRADED_ATTACKS[assignment].items():
+        for i in range(GRADED_RESUBMISSIONS):
+            (folder / f"{name}_{i}.py").write_text(f"# resubmission {i}\n{source}", encoding="utf-8")
+    grade_batch([folder], zips[assignment], tmp_path / "out", timeout=60)
+    with open(tmp_path / "out" / "gradebook.csv", newline="", encoding="utf-8") as handle:
+        book = {row["student"]: float(row["total"]) for row in csv.DictReader(handle)}
+    assert len(book) == len(GRADED_ATTACKS[assignment]) * GRADED_RESUBMISSIONS, sorted(book)
+    scored = {student: total for student, total in book.items() if total > 0}
+    assert not scored, f"{assignment}: submissions that compute nothing scored points: {scored}"
