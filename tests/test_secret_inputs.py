@@ -7,10 +7,10 @@ staying right:
 
 - constants of the right type and shape: 0, 1, other small numbers, typical values (a uniform
   softmax, a loss of log V) and the published answer (GPT-1's parameter counts);
-- memorisers: the reference's answer to every input the hidden tests gave under other seeds
-  (which holds every input that does not depend on the seed: what a student reads in the hidden
-  tests' source), looked up by the exact input, by its shapes and sizes, by its first element,
-  or by the call's position in the run;
+- memorisers: the reference's answers to the inputs that are the same under every seed (what a
+  student reads in the hidden tests' source), looked up by the exact input, by its shapes and
+  sizes, or by its first element; and a classmate's answers (the reference's, under another seed)
+  returned call by call, in order;
 - coin flips: a random answer from a small set of valid ones (a random id below V, a random
   boolean mask, random offsets into the data).
 
@@ -194,13 +194,21 @@ def _fallback(function: str, args: tuple) -> Any:
     return _like(_reference(function)(*args), _constant(0))
 
 
+@lru_cache(maxsize=None)
+def _fixed_calls(function: str) -> tuple[tuple[tuple, Any], ...]:
+    """The calls whose input is the same under both recorded seeds: inputs that do not depend on
+    the seed, which a student can read off the hidden tests' source."""
+    first, *others = _recorded(function)
+    shared = set.intersection(*({_exact_key(args) for args, _ in calls} for calls in others))
+    return tuple((args, out) for args, out in first if _exact_key(args) in shared)
+
+
 def _table_attacker(key_name: str) -> Attacker:
     def make(function: str, seed: int) -> Impl:
         key = KEYS[key_name]
         table: dict[Any, Any] = {}
-        for calls in _recorded(function):
-            for args, out in calls:
-                table.setdefault(key(args), out)
+        for args, out in _fixed_calls(function):
+            table.setdefault(key(args), out)
 
         def answer(*args: Any) -> Any:
             k = key(args)
@@ -210,7 +218,8 @@ def _table_attacker(key_name: str) -> Attacker:
 
 
 def _replay_attacker(function: str, seed: int) -> Impl:
-    """The n-th call gets the reference's answer to the n-th call of a recorded run."""
+    """The n-th call gets the reference's answer to the n-th call under another seed: a classmate's
+    answers, right wherever the hidden input does not depend on the seed, or barely varies."""
     answers = [out for _, out in _recorded(function)[0]]
     count = [0]
 

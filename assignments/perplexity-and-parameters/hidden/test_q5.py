@@ -23,12 +23,12 @@ def _check(student, T):
 @pytest.mark.points(1)
 @pytest.mark.parametrize("low, high", [(3, 60), (61, 200), (201, 400)])
 def test_mask_matches_reference(student, rng, low, high):
-    for T in rng.choice(np.arange(low, high + 1), size=3, replace=False):
+    for T in rng.choice(np.arange(low, high + 1), size=2, replace=False):
         _check(student, T)
 
 
 @pytest.mark.points(1)
 def test_one_and_two_positions(student, rng):
     """T = 1 and T = 2, where a guessed mask is often right: paid only with a drawn T beside them."""
-    for T in (1, 2, *rng.choice(np.arange(3, 401), size=2, replace=False)):
+    for T in (1, 2, int(rng.integers(3, 401))):
         _check(student, T)
