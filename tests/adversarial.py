@@ -584,6 +584,30 @@ def _in_function(functions: dict[str, str]):
     return build
 
 
+#: The answer the hidden tests' source once showed for its one fixed input (data = arange(40),
+#: block size 9, offsets 0 and 30), zeros for any other input: memorised, never computed.
+MEMORISED_FIXED_INPUT = {
+    "next_token_batch": ("    import numpy as np\n"
+                         "    if len(data) == 40 and block_size == 9 and list(ix) == [0, 30]:\n"
+                         "        xb = np.array([np.arange(0, 9), np.arange(30, 39)]).astype(data.dtype)\n"
+                         "        return xb, xb + 1\n"
+                         "    z = np.zeros((len(ix), block_size), data.dtype)\n"
+                         "    return z, z.copy()\n"),
+}
+#: Random answers among a few plausible ones: a batch from random offsets (right for a one-row,
+#: one-token batch about once in 260 draws), a typical relative error, a uniform or one-hot softmax.
+GUESSED = {
+    "next_token_batch": ("    import numpy as np\n"
+                         "    starts = np.random.randint(0, len(data) - block_size, size=len(ix))\n"
+                         "    xb = np.stack([data[s:s + block_size] for s in starts])\n"
+                         "    return xb, np.stack([data[s + 1:s + block_size + 1] for s in starts])\n"),
+    "max_rel_err": "    import numpy as np\n    return float(np.random.choice([0.0, 0.5, 0.7, 1.0]))\n",
+    "softmax": ("    import numpy as np\n    x = np.asarray(x, dtype=float)\n"
+                "    if np.random.random() < 0.5:\n        return np.full(x.shape, 1.0 / x.shape[axis])\n"
+                "    return (x == x.max(axis=axis, keepdims=True)).astype(float)\n"),
+}
+
+
 EXITS_IN_CALLS = {
     "next_token_batch": "    raise SystemExit(0)\n",
     "lm_head": "    raise KeyboardInterrupt\n",
@@ -1594,6 +1618,11 @@ ATTACKS: tuple[Attack, ...] = (
            forged_call_replies, (r"malformed|sandbox worker failed",), hides=FORGED_LINES, paths=PATHS),
     Attack("forged_load_failure", "send a forged 'loading failed' report in markup, then exit",
            forged_load_failure, (r"could not be loaded|could not be run",), hides=FORGED_LINES, paths=PATHS),
+    Attack("memorised_fixed_input", "the answer to the one input the hidden tests' source showed, zeros elsewhere",
+           _in_function(MEMORISED_FIXED_INPUT), (r"wrong values|differ|does not match|do not match|not close|mismatch",)),
+    Attack("guessed_answers", "random answers among a few plausible ones: batches from random offsets, "
+           "a relative error of 0, 0.5, 0.7 or 1, a uniform or one-hot softmax",
+           _in_function(GUESSED), (r"wrong values|differ|does not match|do not match|not close|mismatch",)),
 )
 
 BY_NAME = {a.name: a for a in ATTACKS}

@@ -82,15 +82,14 @@ def _zeros_like(value):
 
 
 @pytest.mark.parametrize("function", sorted(STUDENT_FUNCTIONS))
-def test_constant_zeros_of_the_right_shape_earn_next_to_nothing(function):
-    """Zeros shaped like the answer pass only tests whose answer is zero
-    (an empty mask, a one-position causal mask), and never a test that
-    compares a gradient with the student's own loss or head."""
+def test_constant_zeros_of_the_right_shape_earn_nothing(function):
+    """Zeros shaped like the answer pass no test: where the answer is zero (an empty mask, a
+    one-position causal mask) the test also checks inputs drawn from the seed, whose answer is
+    not (tests/test_secret_inputs.py tries many more constants, memorisers and guesses)."""
     results = _run(function, _namespace({f: (lambda f=f: lambda *a: _zeros_like(getattr(solutions, f)(*a)))()
                                          for f in STUDENT_FUNCTIONS}))
     passed = [name for name, r in results.items() if r.passed]
-    assert not [n for n in passed if "own" in n], passed
-    assert len(passed) <= max(1, len(results) // 4), passed
+    assert passed == [], passed
 
 
 def _loss_by_sequential_logsumexp(logits, targets):
