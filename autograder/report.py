@@ -1,6 +1,6 @@
 """Class report: one self-contained HTML page from the folder ``grader grade`` writes.
 
-Everything on the page comes from the grading records, ``OUT/<student>/outcome.json``
+Everything on the page comes from the grading records, ``OUT/students/<student>/outcome.json``
 (:class:`~autograder.runtime.grading.outcome.GradeRecord`): the same data the
 gradebook CSVs are exported from, so a new field reaches the report without a
 parser in between. ``gradebook.csv`` is not read.
@@ -19,11 +19,9 @@ Why one module of this size: reading the records, the statistics, the three plot
 from __future__ import annotations
 
 import base64
-import contextlib
 import hashlib
 import io
 import math
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -38,7 +36,9 @@ from matplotlib.figure import Figure
 
 from autograder.resources import templates_dir
 from autograder.runtime.errors import GraderError
-from autograder.runtime.grading.outcome import RECORD_NAME, GradeRecord, points, read_record
+from autograder.runtime.grading.files import write_atomic
+from autograder.runtime.grading.outcome import (RECORD_NAME, STUDENTS_DIR, GradeRecord, points, read_record,
+                                                record_folders)
 
 REPORT_NAME = "report.html"
 TEMPLATE_NAME = "report/report.html.j2"
@@ -85,7 +85,7 @@ class ClassRecords:
 
 
 def read_class(out_dir: Path) -> ClassRecords:
-    """Read ``OUT/*/outcome.json``.
+    """Read ``OUT/students/*/outcome.json``.
 
     Raises:
         ReportError: ``out_dir`` is not a folder or holds no record at all.
@@ -93,19 +93,21 @@ def read_class(out_dir: Path) -> ClassRecords:
     out_dir = Path(out_dir)
     if not out_dir.is_dir():
         raise ReportError(f"{out_dir} is not a folder: pass the output folder of `grader grade` "
-                          f"(the one holding one folder per student)")
+                          f"(the one holding {STUDENTS_DIR}/, one folder per student)")
     records: list[GradeRecord] = []
     unreadable: dict[str, str] = {}
-    for folder in sorted(p for p in out_dir.iterdir() if p.is_dir() and not p.is_symlink()):
-        if not (folder / RECORD_NAME).is_file():
-            continue
+    try:
+        folders = record_folders(out_dir)
+    except ValueError as exc:
+        raise ReportError(str(exc)) from None
+    for folder in folders:
         record = read_record(folder)
         if record is None:
             unreadable[folder.name] = f"{RECORD_NAME} is not a grading record; {_REGRADE_HINT}"
         else:
             records.append(record)
     if not records and not unreadable:
-        raise ReportError(f"no grading records in {out_dir} (no <student>/{RECORD_NAME}): pass the folder "
+        raise ReportError(f"no grading records in {out_dir} (no {STUDENTS_DIR}/<student>/{RECORD_NAME}): pass the folder "
                           f"that `grader grade` wrote, or run `grader grade SUBMISSIONS -o {out_dir}` first")
     return ClassRecords(tuple(records), unreadable)
 
@@ -276,7 +278,7 @@ def desk_rows(out_dir: Path, records: tuple[GradeRecord, ...]) -> list[DeskRow]:
     rows = []
     for record in records:
         titles = {d.slug: d.title for d in record.outcome.diagnoses}
-        folder = record.entry.student
+        folder = f"{STUDENTS_DIR}/{record.entry.student}"
         has_feedback = (out_dir / folder / "feedback.md").is_file()
         notes = [n for n in (record.entry.note, *record.outcome.notes) if n]
         rows.append(DeskRow(record, standing(record), tuple(titles.get(s, s) for s in record.outcome.mistakes),
@@ -429,15 +431,11 @@ def write_report(out_dir: Path, dest: Path | None = None, similarity: bool = Fal
     out_dir = Path(out_dir)
     dest = Path(dest) if dest is not None else out_dir / REPORT_NAME
     page = build_report(out_dir, similarity)
-    # Write beside the target, then rename: a browser open on the old report never sees half a page.
-    temporary = dest.with_name(f".{dest.name}.partial")
+    # Written beside the target, then renamed (a browser open on the old report never sees half a
+    # page), and its owner's alone, as everything in a graded folder: it names every student.
     try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(page, encoding="utf-8", errors="backslashreplace")   # see write_atomic
-        os.replace(temporary, dest)
+        write_atomic(dest, page)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
         raise ReportError(f"cannot write the report to {dest}: {exc.strerror or exc}; "
                           "choose another path with -o") from exc
     return dest

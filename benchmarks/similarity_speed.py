@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autograder.runtime.grading.files import write_atomic  # noqa: E402
-from autograder.runtime.grading.outcome import RECORD_NAME, Entry, GradeOutcome, GradeRecord  # noqa: E402
+from autograder.runtime.grading.outcome import RECORD_NAME, Entry, GradeOutcome, GradeRecord, student_folder  # noqa: E402
 from tests.similarity_cohort import cohort  # noqa: E402
 
 CLASS_SIZE = 200
@@ -45,7 +45,7 @@ def main() -> None:
             path.parent.mkdir(exist_ok=True)
             nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
             record = GradeRecord(Entry(f"s{index}", path), GradeOutcome(f"s{index}", "lm-head", "graded", "bwrap"))
-            write_atomic(root / "graded" / f"s{index}" / RECORD_NAME, record.to_json())
+            write_atomic(student_folder(root / "graded", f"s{index}") / RECORD_NAME, record.to_json())
         start = time.perf_counter()
         run = subprocess.run([sys.executable, "-c", "from autograder.cli import main; main()",
                               "similarity", str(root / "graded")], cwd=ROOT, capture_output=True, text=True)

@@ -40,7 +40,7 @@ import pytest
 from autograder.build import build
 from autograder.runtime.grading.discover import _student_id
 from autograder.runtime.grading.gradebook import FORMULA_STARTS
-from autograder.runtime.grading.outcome import STATUSES
+from autograder.runtime.grading.outcome import STATUSES, student_folder
 from autograder.runtime.sandbox import Limits
 from tests.adversarial import (ATTACKS, BY_NAME, NOTEBOOK, PATHS, SESSION, AttackContext, attacked, marker,
                                otter_executable, subprocess_env, without_plugin, write_zip, zip_members)
@@ -148,7 +148,7 @@ def grade(lab: "Lab", path: str, submission: Path, folder: Path) -> Run:
                "-o", str(out), "--timeout", f"{GRADE_TIMEOUT:g}"]
         if path == "grader-grade-user":
             cmd = user_level_grade(cmd + ["--isolation", "user"], folder, lab.root, lab.tmp)
-        results_path = out / _student_id(submission.stem) / "results.json"
+        results_path = student_folder(out, _student_id(submission.stem)) / "results.json"
     elif path == "otter-run":
         cmd = [otter_executable(), "run", "-a", str(lab.zip), "-o", str(out), str(submission)]
         results_path = out / "results.json"
@@ -520,7 +520,7 @@ def test_an_attack_gains_nothing(lab, attack, path):
             f"results.json of {attack.name} ({path}) should say what happened ({attack.says}); it says:\n"
             f"{text[:3000]}")
         if path.startswith("grader-grade"):
-            feedback = (folder / "out" / _student_id(attack.name) / "feedback.md").read_text()
+            feedback = (student_folder(folder / "out", _student_id(attack.name)) / "feedback.md").read_text()
             assert not live_markup(feedback), f"feedback.md renders live markup: {live_markup(feedback)[:5]}"
             gradebook = (folder / "out" / "gradebook.csv").read_text()
             assert not formula_cells(gradebook), f"gradebook.csv holds formulas: {formula_cells(gradebook)}"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from autograder.runtime.grading.discover import discover
@@ -54,22 +55,28 @@ def test_ids_that_collide_after_cleaning_are_both_kept_and_reported(tmp_path):
         "submission_2": ("B", "a/b@uni.edu", "", "2026-11-20 11:00:00 -08:00"),
     })
     found = discover([export])
-    assert sorted(e.student for e in found.entries) == ["a_b@uni.edu", "a_b@uni.edu-2"]
-    assert len(found.warnings) == 2 and all("shared by 2 different students" in w for w in found.warnings)
+    ids = sorted(e.student for e in found.entries)
+    # Neither name is the id itself, so neither keeps it: each gets a suffix from its own name.
+    assert len(set(ids)) == 2 and all(re.fullmatch(r"a_b@uni\.edu-[0-9a-f]{8}", i) for i in ids)
+    assert ids == sorted(e.student for e in discover([export]).entries)          # the same on every run
+    assert len(found.warnings) == 2 and all("1 other submission(s)" in w for w in found.warnings)
     assert all("graded as" in e.note for e in found.entries)
 
 
-def test_links_that_leave_the_folder_are_skipped_and_named(tmp_path):
+def test_links_are_never_followed_and_each_is_a_refused_row(tmp_path):
     outside = tmp_path / "secret.py"
     outside.write_text("print('reference')\n")
     folder = tmp_path / "subs"
     folder.mkdir()
     (folder / "alice.py").write_text("def softmax(z):\n    return z\n")
     os.symlink(outside, folder / "mallory.py")
-    os.symlink(folder / "alice.py", folder / "alias.py")          # inside: allowed
+    os.symlink(folder / "alice.py", folder / "alias.py")          # inside: refused too
     found = discover([folder])
-    assert sorted(e.student for e in found.entries) == ["alias", "alice"]
-    assert len(found.skipped) == 1 and "mallory.py" in found.skipped[0]
+    entries = {e.student: e for e in found.entries}
+    assert sorted(entries) == ["alias", "alice", "mallory"]
+    assert not entries["alice"].refused
+    assert all("is a link in the class folder" in entries[s].refused for s in ("alias", "mallory"))
+    assert len(found.skipped) == 2 and any("mallory.py" in s and "secret.py" in s for s in found.skipped)
 
 
 def test_a_canvas_download_takes_the_id_from_the_file_name(tmp_path):
@@ -110,5 +117,6 @@ def test_per_student_subfolders_are_read_and_export_names_are_not_ids(tmp_path):
         (folder / f"lm-head_{stamp}.zip").write_text("{}")
     found = discover([folder])
     ids = sorted(e.student for e in found.entries)
-    assert ids == ["alice", "bob", "lm-head", "lm-head-2"]          # two people, never merged
+    assert ids[:2] == ["alice", "bob"] and len(ids) == 4          # two people, never merged
+    assert all(re.fullmatch(r"lm-head-[0-9a-f]{8}", i) for i in ids[2:])
     assert any("cannot be known" in w and "2 file(s)" in w for w in found.warnings)

@@ -66,7 +66,7 @@ def test_text_that_is_not_unicode_never_stops_the_batch(built, tmp_path):
     rows = list(csv.DictReader(text.splitlines()))
     assert len(rows) == 4 and [r["status"] for r in rows].count("graded") == 3
     assert "\\udcff" in text                                  # the file name, escaped
-    assert "\\ud800" in (out / "aaa" / "feedback.md").read_text(encoding="utf-8")
+    assert "\\ud800" in (out / "students" / "aaa" / "feedback.md").read_text(encoding="utf-8")
     assert (out / "gradebook_canvas.csv").exists() and build_report(out)
 
 
@@ -81,11 +81,11 @@ def test_grades_a_folder_with_gradebook_results_and_feedback(built, cohort, tmp_
     assert book["dave"]["status"] == "rejected" and "not JSON" in book["dave"]["note"]
     assert list(book["alice"])[:5] == ["student", "name", "email", "total", "possible"]
     for student in book:
-        data = json.loads((out / student / "results.json").read_text())
+        data = json.loads((out / "students" / student / "results.json").read_text())
         assert {"score", "tests", "output"} <= set(data)
         assert all({"name", "score", "max_score", "status", "output", "visibility"} <= set(t) for t in data["tests"])
-        assert (out / student / "feedback.md").read_text().startswith("# Feedback: lm-head")
-    feedback = (out / "bob" / "feedback.md").read_text()
+        assert (out / "students" / student / "feedback.md").read_text().startswith("# Feedback: lm-head")
+    feedback = (out / "students" / "bob" / "feedback.md").read_text()
     assert "Loss summed, not averaged" in feedback
     with open(out / "gradebook_canvas.csv", newline="") as handle:
         rows = list(csv.reader(handle))
@@ -122,7 +122,7 @@ def test_interrupt_leaves_a_consistent_partial_gradebook_and_rerun_finishes(buil
     assert partial.interrupted
     book = _read_gradebook(out / "gradebook.csv")
     assert set(book) == set(seen)                              # exactly what finished, nothing half-done
-    assert all((out / s / "results.json").is_file() for s in book)
+    assert all((out / "students" / s / "results.json").is_file() for s in book)
     rest = grade_batch([cohort], built.autograder_zip, out, workers=2, timeout=20)
     assert (rest.graded, rest.skipped) == (2, 2)
     assert len(_read_gradebook(out / "gradebook.csv")) == 4
@@ -213,7 +213,7 @@ def test_a_weaker_level_is_refused_by_default_and_shown_everywhere_when_trusted(
     lines = trusted.output.splitlines()
     assert lines[1].startswith("Sandbox: rlimits (trusted code)") and lines[2].startswith("WARNING")
     assert _read_gradebook(out / "gradebook.csv")["alice"]["isolation"] == "rlimits (trusted code)"
-    results = json.loads((out / "alice" / "results.json").read_text())
+    results = json.loads((out / "students" / "alice" / "results.json").read_text())
     assert results["extra_data"]["isolation"] == "rlimits (trusted code)"
     assert "rlimits (trusted code)" in results["output"]
     from autograder.report import build_report

@@ -27,6 +27,7 @@ import pytest
 
 from autograder.build import build
 from autograder.runtime.grading.discover import _student_id
+from autograder.runtime.grading.outcome import student_folder
 from tests.suites import MISTAKES
 from tests.adversarial import otter_executable, subprocess_env, without_plugin
 from tests.cohort import with_extra_cell, with_mistake, with_stubs, write_export_zip
@@ -202,7 +203,7 @@ def graded(tmp_path_factory):
                            str(result.autograder_zip), "-o", str(out), "--workers", "1"],
                           capture_output=True, text=True, timeout=OTTER_TIMEOUT, env=subprocess_env(True), cwd=root)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    ours = {name: json.loads((out / _student_id(path.stem) / "results.json").read_text(encoding="utf-8"))
+    ours = {name: json.loads((student_folder(out, _student_id(path.stem)) / "results.json").read_text(encoding="utf-8"))
             for name, path in files.items()}
 
     plain_zip = without_plugin(result.autograder_zip, root / "autograder-without-plugin.zip")

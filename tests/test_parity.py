@@ -166,7 +166,7 @@ def test_catalogue_and_alternatives_get_the_same_verdicts_in_process_and_through
     ag = load_autograder(built.autograder_zip, tmp_path / "ag")
     differ = []
     for student, overrides in cases.items():
-        results = json.loads((tmp_path / "out" / student / "results.json").read_text())
+        results = json.loads((tmp_path / "out" / "students" / student / "results.json").read_text())
         graded = {t["extra_data"]["test"]: t["status"] == "passed" for t in results["tests"]}
         # The same inputs as the graded run: the seed grading drew for this submission's code.
         seed = ag.seed_for(extract_program(read_submission(folder / f"{student}.py", "lm-head")).digest)

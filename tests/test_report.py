@@ -150,7 +150,7 @@ def test_every_student_has_a_row_with_standing_total_mistakes_and_feedback_link(
     assert _cell(s14, "total") == "10 / 20" and 'data-sort="10.0"' in s14
     s04 = _row(page, "data-student", "s04")
     assert html.escape(MISTAKES[SHIFT].title).replace("`", "") in re.sub("</?code>", "", _cell(s04, "mistakes"))
-    assert '<a href="s04/feedback.md">feedback</a>' in s04
+    assert '<a href="students/s04/feedback.md">feedback</a>' in s04
     assert "wall-clock limit" in _row(page, "data-student", "s09")
 
 
@@ -231,7 +231,7 @@ def test_text_from_submissions_and_exports_is_escaped(tmp_path):
 
 
 def test_unreadable_records_are_listed_not_fatal(out):
-    (out / "s12" / "outcome.json").write_text("{not json", encoding="utf-8")
+    (out / "students" / "s12" / "outcome.json").write_text("{not json", encoding="utf-8")
     page = build_report(out)
     assert 'data-folder="s12"' in page[page.index('id="data-problems"'):]
     assert 'data-student="s12"' not in page
@@ -239,8 +239,8 @@ def test_unreadable_records_are_listed_not_fatal(out):
 
 
 def test_a_class_with_no_readable_record_still_gets_a_page(tmp_path):
-    (tmp_path / "s01").mkdir()
-    (tmp_path / "s01" / "outcome.json").write_text("[]", encoding="utf-8")
+    (tmp_path / "students" / "s01").mkdir(parents=True)
+    (tmp_path / "students" / "s01" / "outcome.json").write_text("[]", encoding="utf-8")
     page = build_report(tmp_path)
     assert "No grading record could be read." in page and 'data-folder="s01"' in page
 
@@ -270,8 +270,8 @@ def test_a_folder_without_records_says_where_it_looked_and_what_to_run(tmp_path)
 
 def test_unwritable_destination_is_a_clear_error_and_leaves_nothing_behind(out):
     with pytest.raises(ReportError, match="cannot write the report to"):
-        write_report(out, out / "s01")  # a folder
-    assert not list(out.glob(".*.partial"))
+        write_report(out, out / "students" / "s01")  # a folder
+    assert not [p for p in (out / "students").iterdir() if p.name.startswith(".")]
 
 
 def test_write_report_defaults_to_the_output_folder(out, tmp_path):

@@ -185,7 +185,7 @@ def _graded_folder(tmp_path, codes: dict[str, list[str]], assignment: str = "lm-
         path = subs / f"{len(list(subs.iterdir()))}.ipynb"
         nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
         record = GradeRecord(Entry(student, path), GradeOutcome(student, assignment, "graded", "bwrap"))
-        write_atomic(out / student / RECORD_NAME, record.to_json())
+        write_atomic(out / "students" / student / RECORD_NAME, record.to_json())
     return out
 
 
@@ -199,7 +199,7 @@ def test_the_command_writes_escaped_html_and_a_neutralised_csv(tmp_path):
     (tmp_path / "moved").mkdir()
     out = _graded_folder(tmp_path, codes)
     gone = GradeRecord(Entry("gone", tmp_path / "nowhere.ipynb"), GradeOutcome("gone", "lm-head", "graded", "bwrap"))
-    write_atomic(out / "gone" / RECORD_NAME, gone.to_json())
+    write_atomic(out / "students" / "gone" / RECORD_NAME, gone.to_json())
 
     result = CliRunner().invoke(main, ["similarity", str(out)])
     assert result.exit_code == 0, result.output

@@ -120,6 +120,6 @@ def test_nothing_a_submission_leaves_reaches_the_next_one(built, tmp_path):
     with open(out / "gradebook.csv", newline="") as handle:
         book = {row["student"]: row for row in csv.DictReader(handle)}
     assert book["b_receiver"]["status"] == "graded"
-    received = (out / "b_receiver" / "results.json").read_text()
+    received = (out / "students" / "b_receiver" / "results.json").read_text()
     assert "receiver decoded" not in received
     assert float(book["b_receiver"]["total"]) == float(book["c_untouched"]["total"]), received[-2000:]

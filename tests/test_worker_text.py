@@ -215,7 +215,7 @@ def test_every_field_of_every_reply_stays_text_in_every_writer(grading, tmp_path
         write_outcome(out, record)
         records.append(record)
         seen[case] = json.dumps(outcome.to_dict())
-        folder = out / case
+        folder = out / "students" / case
         results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
         pieces = {"feedback.md": (folder / "feedback.md").read_text(encoding="utf-8"),
                   "results.json output": results["output"],

@@ -25,7 +25,7 @@ from autograder.runtime.grading.extract import extract_program
 from autograder.runtime.grading.files import write_atomic
 from autograder.runtime.grading.gradebook import cell
 from autograder.runtime.grading.intake import read_submission
-from autograder.runtime.grading.outcome import RECORD_NAME, read_record
+from autograder.runtime.grading.outcome import RECORD_NAME, read_record, record_folders
 from autograder.runtime.errors import SubmissionError
 from autograder.similarity.base import base_from_file, starter_cells
 from autograder.similarity.compare import Document, LineSpan, Pair, Settings, base_hashes, document, rank_pairs
@@ -76,13 +76,19 @@ def read_class(out_dir: Path) -> tuple[dict[str, tuple[str, tuple[str, ...]]], l
         raise SimilarityError(f"{out_dir} is not a folder; pass the folder `grader grade -o OUT` wrote.")
     found: dict[str, tuple[str, tuple[str, ...]]] = {}
     skipped: list[tuple[str, str]] = []
-    folders = sorted(p for p in out_dir.iterdir() if (p / RECORD_NAME).is_file())
+    try:
+        folders = record_folders(out_dir)
+    except ValueError as exc:
+        raise SimilarityError(str(exc)) from None
     if not folders:
-        raise SimilarityError(f"{out_dir} holds no {RECORD_NAME} records; run `grader grade ... -o {out_dir}` first.")
+        raise SimilarityError(f"{out_dir} holds no students/<student>/{RECORD_NAME} records; run `grader grade ... -o {out_dir}` first.")
     for folder in folders:
         record = read_record(folder)
         if record is None:
             skipped.append((folder.name, f"{RECORD_NAME} cannot be read"))
+            continue
+        if record.entry.refused:      # a link in the class folder: never read, here either
+            skipped.append((record.entry.student, "not graded: its submission was a link"))
             continue
         path = _resolve(Path(record.entry.path), out_dir)
         try:

@@ -2,10 +2,14 @@
 
 Layout of ``OUT``::
 
-    OUT/gradebook.csv              one row per student (an export of the records)
-    OUT/<student>/results.json     Gradescope format
-    OUT/<student>/feedback.md      for the student
-    OUT/<student>/outcome.json     the record: what the gradebook, the report and reruns read
+    OUT/gradebook.csv                       one row per student (an export of the records)
+    OUT/students/<student>/results.json     Gradescope format
+    OUT/students/<student>/feedback.md      for the student
+    OUT/students/<student>/outcome.json     the record: what the gradebook, the report and reruns read
+
+Class-level files sit at OUT's top and students' folders under ``students/``, so
+no id (a file name, in a plain folder) can name a class-level file. Every
+folder is 0700 and every file 0600 (see ``files``): the folder names the class.
 
 Each student's files are written atomically by this (trusted) process after
 the submission's sandbox is gone; the gradebook is rewritten from the
@@ -33,10 +37,11 @@ from threadpoolctl import threadpool_limits
 from autograder.runtime.allocator import keep_freed_memory
 from autograder.runtime.grading.discover import discover
 from autograder.runtime.grading.feedback import feedback_markdown, results_json
-from autograder.runtime.grading.files import write_atomic
+from autograder.runtime.grading.files import PRIVATE_DIR, private_dir, write_atomic
 from autograder.runtime.grading.gradebook import write_canvas_gradebook, write_gradebook
 from autograder.runtime.grading.lms import CanvasFill, fill_canvas_gradebook, read_canvas_export, write_moodle_files
-from autograder.runtime.grading.outcome import RECORD_NAME, Entry, GradeOutcome, GradeRecord, read_record
+from autograder.runtime.grading.outcome import (RECORD_NAME, STUDENTS_DIR, Entry, GradeOutcome, GradeRecord,
+                                                read_record, student_folder)
 from autograder.runtime.grading.runner import grade_submission, rejected_outcome
 from autograder.runtime.grading.support import LoadedAutograder, load_autograder
 from autograder.runtime.text import code
@@ -55,20 +60,32 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _submission_digest(entry: Entry) -> str:
+    """The digest reruns compare: a refused link's is that of nothing, as its file is never read."""
+    return hashlib.sha256().hexdigest() if entry.refused else _sha256(entry.path)
+
+
 def _already_graded(out: Path, entry: Entry, ag_digest: str, submission_sha256: str) -> GradeOutcome | None:
-    record = read_record(out / entry.student)
+    record = read_record(student_folder(out, entry.student))
     if record is None or record.autograder != ag_digest or record.submission_sha256 != submission_sha256:
         return None
     return record.outcome
 
 
 def write_outcome(out: Path, record: GradeRecord) -> None:
-    """The student's three files; outcome.json last, so it marks a complete set."""
-    folder = out / record.entry.student
+    """The student's three files; outcome.json last, so it marks a complete set.
+
+    What discovery noted about the entry (a merge, a new id, a refusal) is shown to the
+    student too: those notes name only the student's own files.
+    """
+    folder = student_folder(out, record.entry.student)
+    outcome = record.outcome
+    if record.entry.note:
+        outcome = replace(outcome, notes=(record.entry.note, *outcome.notes))
     # Written without indentation: indenting runs json's pure-Python encoder, which took
     # 6 ms per student for these two files, in the process that also feeds the workers.
-    write_atomic(folder / "results.json", json.dumps(results_json(record.outcome)) + "\n")
-    write_atomic(folder / "feedback.md", feedback_markdown(record.outcome))
+    write_atomic(folder / "results.json", json.dumps(results_json(outcome)) + "\n")
+    write_atomic(folder / "feedback.md", feedback_markdown(outcome))
     write_atomic(folder / RECORD_NAME, record.to_json())
 
 
@@ -94,6 +111,8 @@ def _init_worker(ag: LoadedAutograder, limits: Limits, clearance: Clearance) -> 
 
 def _grade_entry(entry: Entry) -> tuple[Entry, GradeOutcome]:
     s = _worker_state
+    if entry.refused:     # a link in the class folder: never read
+        return entry, rejected_outcome(s["ag"], entry.student, entry.refused, entry.path.name)
     try:
         outcome = grade_submission(entry.path, s["ag"], entry.student, s["clearance"], limits=s["limits"],
                                    warm=s["warm"])
@@ -335,7 +354,8 @@ def grade_entries(
     interruption is reported.
     """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    # Made here, before the probe: at the user level it checks what a sandbox uid could reach.
+    os.chmod(private_dir(private_dir(out) / STUDENTS_DIR), PRIVATE_DIR)
     limits = Limits(wall_seconds_total=timeout, wall_seconds_per_call=min(timeout, Limits().wall_seconds_per_call))
     with tempfile.TemporaryDirectory(prefix="lmhead-grade-") as tmp:
         clearance = clear(isolation, [tmp, autograder_zip, out, *(e.path for e in entries)], trusted=trusted)
@@ -349,7 +369,7 @@ def grade_entries(
         todo, skipped = [], 0
         hashes: dict[str, str] = {}      # each submission file is hashed once per run
         for entry in entries:
-            hashes[entry.student] = _sha256(entry.path)
+            hashes[entry.student] = _submission_digest(entry)
             previous = None if force else _already_graded(out, entry, ag.digest, hashes[entry.student])
             if previous is not None:
                 skipped += 1
@@ -370,7 +390,7 @@ def grade_entries(
             interrupted = True
         finally:
             pool.terminate()         # the spare sandboxes die with their process
-            records = [r for r in (read_record(out / e.student) for e in entries) if r is not None]
+            records = [r for r in (read_record(student_folder(out, e.student)) for e in entries) if r is not None]
             rows = write_gradebook(out, records, ag.questions)
             if canvas_csv:
                 write_canvas_gradebook(out, records, ag.assignment, ag.possible)

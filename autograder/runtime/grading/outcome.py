@@ -22,6 +22,10 @@ STATUSES: tuple[str, ...] = ("graded", "rejected", "timeout", "error")
 FLAGS: tuple[str, ...] = ("not-attempted", "load-error")
 #: File name of a student's record in a graded folder.
 RECORD_NAME = "outcome.json"
+#: The folder of a graded folder that holds one folder per student. Class-level files
+#: (``gradebook.csv``, ``report.html``, ``similarity.csv``, ...) sit beside it, so no
+#: student id, whatever the file it came from was called, can name one of them.
+STUDENTS_DIR = "students"
 
 
 def points(value: float) -> str:
@@ -143,11 +147,17 @@ class Entry:
     #: Who submitted, as the source knows them (``sid:...``, ``email:...``); submissions
     #: with the same identity are one person's, of whom the latest is graded.
     identity: str = ""
+    #: The text ``student`` was made from (a file or folder name, an SID, an e-mail), as found.
+    id_source: str = ""
+    #: Why this submission is not run (a link in the class folder), or empty: it is then
+    #: recorded as rejected with this reason, and its file is never read.
+    refused: str = ""
 
     def to_dict(self) -> dict:
         return {"student": self.student, "path": str(self.path), "name": self.name, "email": self.email,
                 "submitted_at": self.submitted_at, "note": self.note, "sid": self.sid,
-                "lms_user_id": self.lms_user_id, "identity": self.identity}
+                "lms_user_id": self.lms_user_id, "identity": self.identity, "id_source": self.id_source,
+                "refused": self.refused}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Entry":
@@ -182,6 +192,34 @@ class GradeRecord:
         return cls(Entry.from_dict(data["entry"]), GradeOutcome.from_dict(data["outcome"]),
                    str(data.get("autograder", "")), str(data.get("submission_sha256", "")),
                    dict(data.get("extra", {})))
+
+
+def student_folder(out: Path, student: str) -> Path:
+    """Where ``student``'s files live in the graded folder ``out``: ``OUT/students/<student>``."""
+    return Path(out) / STUDENTS_DIR / student
+
+
+def record_folders(out: Path) -> list[Path]:
+    """The student folders of the graded folder ``out`` that hold a record, sorted by id.
+
+    A link among them is not followed: every folder ``grader grade`` writes is a real one.
+
+    Raises:
+        ValueError: ``out`` has no ``students`` folder but holds records in the layout of
+            earlier versions (``OUT/<student>/outcome.json``); the message says what to do.
+    """
+    out = Path(out)
+    students = out / STUDENTS_DIR
+    if not students.is_dir() or students.is_symlink():
+        legacy = [p for p in out.iterdir() if p.is_dir() and (p / RECORD_NAME).is_file()] if out.is_dir() else []
+        if legacy:
+            raise ValueError(f"{out} holds grading records in the layout of an earlier version "
+                             f"(<student>/{RECORD_NAME}, e.g. {legacy[0].name}); this version keeps them in "
+                             f"{STUDENTS_DIR}/<student>/. Run `grader grade` into {out} again: it grades "
+                             "into the new layout.")
+        return []
+    return sorted(p for p in students.iterdir()
+                  if not p.is_symlink() and p.is_dir() and (p / RECORD_NAME).is_file())
 
 
 def read_record(folder: Path) -> GradeRecord | None:
