@@ -1034,6 +1034,19 @@ def attempts():
     found["mq_open"] = _errno(ctypes.CDLL("librt.so.1", use_errno=True).mq_open(b"/lmhead-q", 0o100 | 2, 0o600, None))
     found["add_key"] = _errno(libc.syscall(248 if os.uname().machine == "x86_64" else 217, b"user", b"lmhead",
                                            b"x", 1, -4))
+    # Locks and watches on a file every sandbox sees (NumPy's own, read-only).
+    import fcntl, numpy, struct
+    with open(numpy.__file__, "rb") as shared:
+        for name, lock in (("flock", lambda: fcntl.flock(shared, fcntl.LOCK_SH | fcntl.LOCK_NB)),
+                           ("lockf", lambda: fcntl.lockf(shared, fcntl.LOCK_SH | fcntl.LOCK_NB)),
+                           ("F_OFD_SETLK", lambda: fcntl.fcntl(shared, 37, struct.pack("hhqqi", 0, 0, 0, 0, 0)))):
+            try:
+                lock()
+                found[name] = "made"
+            except OSError as exc:
+                found[name] = exc.strerror
+        found["F_GETFD"] = "ok" if fcntl.fcntl(shared, fcntl.F_GETFD) >= 0 else "failed"
+    found["inotify"] = _errno(libc.inotify_init1(0))
     # What stays allowed: a Unix socket pair, and the arena the grader shared.
     a, b = socket.socketpair()
     a.sendall(b"ok")
@@ -1046,12 +1059,14 @@ REFUSED = "Operation not permitted"
 @pytest.mark.parametrize("level", ALL)
 def test_student_code_cannot_make_sockets_shared_memory_or_queues(level):
     """Sockets other than AF_UNIX, memfd, SysV IPC, POSIX queues and kernel keys all outlive the
-    process, escape its memory limit or reach other submissions: refused at every level."""
+    process, escape its memory limit or reach other submissions; locks and watches on files every
+    sandbox shares carry bits between submissions graded at once: refused at every level."""
     with session(KERNEL_STATE, level) as s:
         found = call_ok(s, "attempts")
     assert found == {"AF_INET": REFUSED, "AF_INET6": REFUSED, "AF_NETLINK": REFUSED, "AF_PACKET": REFUSED,
                      "memfd": REFUSED, "shmget": REFUSED, "msgget": REFUSED, "semget": REFUSED,
-                     "mq_open": REFUSED, "add_key": REFUSED, "unix": "ok"}
+                     "mq_open": REFUSED, "add_key": REFUSED, "flock": REFUSED, "lockf": REFUSED,
+                     "F_OFD_SETLK": REFUSED, "F_GETFD": "ok", "inotify": REFUSED, "unix": "ok"}
 
 
 def test_the_seccomp_program_refuses_exactly_its_list():
@@ -1060,8 +1075,8 @@ def test_the_seccomp_program_refuses_exactly_its_list():
     for machine, table in worker.SYSCALLS.items():
         program = worker._seccomp_program(table, 1)
 
-        def run(arch, nr, arg0=0):
-            data = {0: nr, 4: arch, 16: arg0}
+        def run(arch, nr, arg0=0, arg1=0):
+            data = {0: nr, 4: arch, 16: arg0, 24: arg1}
             pc, acc = 0, 0
             while True:
                 code, jt, jf, k = program[pc]
@@ -1079,8 +1094,11 @@ def test_the_seccomp_program_refuses_exactly_its_list():
             assert run(table["arch"], number) == 0x00050001, (machine, name)
         assert run(table["arch"], table["socket"], 2) == 0x00050001           # AF_INET
         assert run(table["arch"], table["socket"], 1) == 0x7FFF0000           # AF_UNIX
+        for command in range(0, 1100):                                          # fcntl: locks refused
+            expected = 0x00050001 if command in worker.FCNTL_LOCKS else 0x7FFF0000
+            assert run(table["arch"], table["fcntl"], 3, command) == expected, (machine, command)
         for number in range(0, 460):
-            if number not in table["denied"].values() and number != table["socket"]:
+            if number not in table["denied"].values() and number not in (table["socket"], table["fcntl"]):
                 assert run(table["arch"], number) == 0x7FFF0000, (machine, number)
 
 

@@ -72,16 +72,24 @@ PR_SET_NO_NEW_PRIVS = 38
 #: is shared with other submissions: SysV shared memory, queues and semaphores and POSIX
 #: queues (they live in the IPC namespace until removed), ``memfd`` and secret memory
 #: (pages no process's address space accounts for), kernel keys (kept per uid, readable
-#: by serial number), ``io_uring`` (which makes sockets without calling ``socket``).
-#: ``socket`` is allowed for ``AF_UNIX`` only: no TCP or UDP state, no netlink.
+#: by serial number), ``io_uring`` (which makes sockets without calling ``socket``), and
+#: ``flock`` and ``inotify``: sandboxes graded at the same time see the same read-only
+#: files (the standard library, NumPy), and a lock taken on one, or a watch on it, carries
+#: bits from one submission to another.
+#: ``socket`` is allowed for ``AF_UNIX`` only: no TCP or UDP state, no netlink; ``fcntl``
+#: is allowed except for its record locks (``FCNTL_LOCKS``), the other way to lock a file.
 SYSCALLS = {
-    "x86_64": {"arch": 0xC000003E, "seccomp": 317, "socket": 41, "denied": {
+    "x86_64": {"arch": 0xC000003E, "seccomp": 317, "socket": 41, "fcntl": 72, "denied": {
         "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240, "memfd_create": 319,
-        "add_key": 248, "request_key": 249, "keyctl": 250, "io_uring_setup": 425, "memfd_secret": 447}},
-    "aarch64": {"arch": 0xC00000B7, "seccomp": 277, "socket": 198, "denied": {
+        "add_key": 248, "request_key": 249, "keyctl": 250, "io_uring_setup": 425, "memfd_secret": 447,
+        "flock": 73, "inotify_init": 253, "inotify_init1": 294, "fanotify_init": 300}},
+    "aarch64": {"arch": 0xC00000B7, "seccomp": 277, "socket": 198, "fcntl": 25, "denied": {
         "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180, "memfd_create": 279,
-        "add_key": 217, "request_key": 218, "keyctl": 219, "io_uring_setup": 425, "memfd_secret": 447}},
+        "add_key": 217, "request_key": 218, "keyctl": 219, "io_uring_setup": 425, "memfd_secret": 447,
+        "flock": 32, "inotify_init1": 26, "fanotify_init": 262}},
 }
+#: ``fcntl`` commands that lock: F_GETLK, F_SETLK, F_SETLKW and their open-file forms.
+FCNTL_LOCKS = (5, 6, 7, 36, 37, 38)
 #: x86_64 numbers with this bit set are the x32 ABI: another table, refused whole.
 X32_BIT = 0x40000000
 AF_UNIX = 1
@@ -455,18 +463,40 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _seccomp_program(table: dict[str, Any], errno: int) -> list[tuple[int, int, int, int]]:
-    """Classic BPF: kill foreign ABIs, refuse ``table``'s denied calls and non-Unix sockets."""
+    """Classic BPF: kill foreign ABIs; refuse ``table``'s denied calls, non-Unix sockets and
+    ``fcntl`` locks; allow the rest."""
     ld_w_abs, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
     kill, deny, allow = 0x80000000, 0x00050000 | errno, 0x7FFF0000
-    denied = list(table["denied"].values())
-    # Offsets in ``struct seccomp_data``: nr at 0, arch at 4, args[0] (low half) at 16.
-    program = [(ld_w_abs, 0, 0, 4), (jeq, 1, 0, table["arch"]), (ret, 0, 0, kill),
-               (ld_w_abs, 0, 0, 0), (jge, 0, 1, X32_BIT), (ret, 0, 0, kill)]
-    # Each denied number jumps to the final ``deny``, after the socket test's five steps.
-    for index, number in enumerate(denied):
-        program.append((jeq, len(denied) - index - 1 + 5, 0, number))
-    program += [(jeq, 1, 0, table["socket"]), (ret, 0, 0, allow),
-                (ld_w_abs, 0, 0, 16), (jeq, 0, 1, AF_UNIX), (ret, 0, 0, allow), (ret, 0, 0, deny)]
+    # Offsets in ``struct seccomp_data``: nr at 0, arch at 4, args[0] and args[1] (low
+    # halves, both architectures being little-endian) at 16 and 24.
+    nr, arch, arg0, arg1 = 0, 4, 16, 24
+    # Instructions with jump targets named by label; resolved to relative offsets below.
+    code: list[tuple] = [(ld_w_abs, None, None, arch), (jeq, "abi", "kill", table["arch"]), ("abi",),
+                         (ld_w_abs, None, None, nr), (jge, "kill", None, X32_BIT)]
+    code += [(jeq, "deny", None, number) for number in table["denied"].values()]
+    code += [(jeq, "fcntl", None, table["fcntl"]), (jeq, "socket", None, table["socket"]),
+             (ret, None, None, allow),
+             ("fcntl",), (ld_w_abs, None, None, arg1)]
+    code += [(jeq, "deny", None, command) for command in FCNTL_LOCKS]
+    code += [(ret, None, None, allow),
+             ("socket",), (ld_w_abs, None, None, arg0), (jeq, "allow", "deny", AF_UNIX),
+             ("allow",), (ret, None, None, allow),
+             ("deny",), (ret, None, None, deny),
+             ("kill",), (ret, None, None, kill)]
+    where, index = {}, 0
+    for item in code:
+        if len(item) == 1:
+            where[item[0]] = index
+        else:
+            index += 1
+    program, index = [], 0
+    for item in code:
+        if len(item) == 1:
+            continue
+        op, jt, jf, k = item
+        offset = lambda label: 0 if label is None else where[label] - index - 1   # noqa: E731
+        program.append((op, offset(jt), offset(jf), k))
+        index += 1
     return program
 
 
