@@ -984,6 +984,36 @@ def test_the_reach_probe_counts_what_it_cannot_even_look_at_as_unreadable(tmp_pa
         shutil.rmtree(public)
 
 
+def test_the_reach_probe_fails_closed_through_links_and_past_its_budget(tmp_path, monkeypatch):
+    """A guarded path given as a link is checked at its target (the worker reads through it), and a
+    path with more entries open to others than the probe looks at counts as readable, not as clear:
+    both once let `--isolation user` grade with the references readable."""
+    from autograder.runtime.sandbox import reach
+    from autograder.runtime.sandbox.isolation import running_as_root
+    if not running_as_root():
+        pytest.skip("the probe needs root to become a stranger")
+    import shutil
+    import tempfile
+    public = Path(tempfile.mkdtemp(dir="/tmp"))
+    try:
+        public.chmod(0o755)
+        (public / "class").mkdir()
+        secret = public / "class" / "secret.txt"
+        secret.write_text("hidden")
+        link = tmp_path / "class-link"            # in a root-only folder, pointing at an open one
+        link.symlink_to(public / "class")
+        assert str(secret) in reach.readable_by_stranger([link])
+        crowd = public / "crowd"
+        crowd.mkdir()
+        for i in range(30):
+            (crowd / f"{i:02d}").mkdir(mode=0o700)     # closed: nothing readable, but each costs a look
+        assert reach.readable_by_stranger([crowd]) == []
+        monkeypatch.setattr(reach, "PROBE_FILES", 10)
+        assert reach.readable_by_stranger([crowd]) == [str(crowd)]
+    finally:
+        shutil.rmtree(public)
+
+
 @pytest.mark.parametrize("level", _levels("bwrap"))
 def test_the_session_reports_the_notebook_level_numbers_each_function_reads(level):
     code = """

@@ -28,8 +28,11 @@ from autograder.runtime.sandbox import isolation as iso
 
 logger = logging.getLogger(__name__)
 
-#: Files and folders a probe looks at, at most, under one path.
-PROBE_FILES = 5000
+#: Files and folders a probe looks at, at most, under one path. A folder the stranger
+#: cannot enter costs one look, so only folders left open to other users come near it; past
+#: it the path counts as readable (the probe fails closed: once a shared budget ran out and
+#: the references, checked last, were never looked at).
+PROBE_FILES = 20000
 #: Filesystems whose directories are not places a process leaves files in.
 _VIRTUAL = ("/proc", "/sys")
 #: ``/proc/sysvipc`` files and the name of their identifier column.
@@ -56,11 +59,15 @@ def _readable(path: Path) -> bool:
 
 
 def _probe(paths: list[str]) -> list[str]:
-    """Readable files under ``paths`` (run as the stranger)."""
-    found, seen = [], 0
+    """Readable files under ``paths`` (run as the stranger); a path too large to check whole
+    is itself listed, as if readable."""
+    found = []
     for raw in paths:
-        stack = [Path(raw)]
-        while stack and seen < PROBE_FILES:
+        stack, seen = [Path(raw)], 0
+        while stack:
+            if seen >= PROBE_FILES:
+                found.append(raw)
+                break
             path = stack.pop()
             seen += 1
             try:
@@ -81,7 +88,11 @@ def readable_by_stranger(paths: Iterable[str | Path]) -> list[str]:
     Needs root (to become that uid in a child process); elsewhere every path
     counts as readable, since the worker would run as the grader's own user.
     """
-    paths = [str(Path(p)) for p in paths if os.path.lexists(p)]
+    # A guarded path given through a link (the class folder, the zip) is checked at its
+    # target as well: the worker reads straight through the link. Links below them are not
+    # followed, as their targets are checked wherever they are guarded themselves.
+    given = [Path(p) for p in paths if os.path.lexists(p)]
+    paths = list(dict.fromkeys([str(p) for p in given] + [str(p.resolve()) for p in given]))
     if not paths:
         return []
     if not iso.running_as_root():
@@ -112,7 +123,7 @@ def readable_by_stranger(paths: Iterable[str | Path]) -> list[str]:
         iso.release_uid(uid)
     if os.waitstatus_to_exitcode(status) != 0:
         return paths     # the probe itself failed: assume the worst
-    return json.loads(b"".join(chunks))
+    return list(dict.fromkeys(json.loads(b"".join(chunks))))
 
 
 _writable: tuple[str, ...] | None = None
