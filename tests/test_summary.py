@@ -1,6 +1,8 @@
 """The terminal summary of ``grader grade``: the sandbox first, grammatical counts, no word cut without a mark."""
 from __future__ import annotations
 
+import pytest
+
 from autograder.runtime.grading.bulk import BatchResult
 from autograder.runtime.grading.summary import clip, nothing_graded, summary_lines
 from autograder.runtime.sandbox.policy import Clearance
@@ -39,3 +41,37 @@ def test_counts_are_grammatical_and_rejections_are_not_counted_as_graded():
     assert summary_lines(many)[-1] == ("4 submissions: 2 graded, 1 timed out, 1 grader error; "
                                        "3 graded in this run, 1 already graded before.")
     assert nothing_graded(many) is None
+
+
+def test_a_probed_user_level_is_a_note_not_a_trusted_code_warning():
+    """Once said 'accepted with --trusted-code' for every level below bubblewrap, flag or not."""
+    probed = BatchResult([_row("alice", "graded")], 1, 0, False, Clearance("user", "fresh uid"))
+    lines = summary_lines(probed)
+    assert not any("trusted" in line or "WARNING" in line for line in lines)
+    assert lines[1].startswith("Note: graded at the 'user' level") and "one at a time" in lines[1]
+
+
+def test_below_bubblewrap_submissions_are_graded_one_at_a_time(tmp_path, monkeypatch):
+    """Workers running side by side at the user level share /tmp, /dev/shm and Unix socket names
+    (two submissions talked through them): the batch then runs a single grading process."""
+    from autograder.runtime.grading import bulk
+    from autograder.runtime.sandbox import policy
+    asked = []
+
+    class Stop(Exception):
+        pass
+
+    def processes(workers, *args, **kwargs):
+        asked.append(workers)
+        raise Stop
+
+    monkeypatch.setattr(bulk, "GradingProcesses", processes)
+    monkeypatch.setattr(bulk, "load_autograder", lambda *a: type("AG", (), {"suite": None, "digest": "d",
+                                                                              "assignment": "lm-head"})())
+    for level, expected in (("user", 1), ("bwrap", 2)):
+        monkeypatch.setattr(bulk, "clear", lambda *a, level=level, **k: policy.Clearance(level, "test"))
+        monkeypatch.setattr(bulk, "world_writable_dirs", lambda: ())
+        monkeypatch.setattr(bulk, "staged_runtime", lambda: None)
+        with pytest.raises(Stop):
+            bulk.grade_entries([], tmp_path / "zip", tmp_path / f"out-{level}", workers=2)
+        assert asked[-1] == expected, level

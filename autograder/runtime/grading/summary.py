@@ -29,9 +29,13 @@ def sandbox_lines(result: BatchResult) -> list[str]:
     """The level student code ran at, and a warning when it is weaker than bubblewrap."""
     c = result.clearance
     lines = [f"Sandbox: {c.label}: {c.detail}"]
-    if c.level != "bwrap":
+    if c.level != "bwrap" and c.trusted:
         lines.append(f"WARNING: graded at the weaker '{c.level}' level, accepted with --trusted-code: student "
                      "code could read what this machine's other users can read. Use it only for code you trust.")
+    elif c.level != "bwrap":
+        lines.append(f"Note: graded at the '{c.level}' level (bubblewrap is not usable here): a probe found "
+                     "nothing student code must not read, and submissions were graded one at a time, since "
+                     "at this level they would share /tmp and /dev/shm.")
     return lines
 
 
