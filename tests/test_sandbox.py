@@ -1077,6 +1077,18 @@ def attempts():
                 found[name] = exc.strerror
         found["F_GETFD"] = "ok" if fcntl.fcntl(shared, fcntl.F_GETFD) >= 0 else "failed"
     found["inotify"] = _errno(libc.inotify_init1(0))
+    # The page cache of those files: evicting pages, and asking which are cached.
+    with open(numpy.__file__, "rb") as shared:
+        for name, ask in (("fadvise", lambda: os.posix_fadvise(shared.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)),
+                          ("preadv2", lambda: os.preadv(shared.fileno(), [bytearray(1)], 0, os.RWF_NOWAIT))):
+            try:
+                ask()
+                found[name] = "made"
+            except OSError as exc:
+                found[name] = exc.strerror
+    # Unfiltered, mincore of an unmapped page fails with ENOMEM; filtered, with EPERM.
+    vector = (ctypes.c_ubyte * 1)()
+    found["mincore"] = _errno(libc.mincore(ctypes.c_void_p(0), 4096, vector))
     # What stays allowed: a Unix socket pair, and the arena the grader shared.
     a, b = socket.socketpair()
     a.sendall(b"ok")
@@ -1096,7 +1108,8 @@ def test_student_code_cannot_make_sockets_shared_memory_or_queues(level):
     assert found == {"AF_INET": REFUSED, "AF_INET6": REFUSED, "AF_NETLINK": REFUSED, "AF_PACKET": REFUSED,
                      "memfd": REFUSED, "shmget": REFUSED, "msgget": REFUSED, "semget": REFUSED,
                      "mq_open": REFUSED, "add_key": REFUSED, "flock": REFUSED, "lockf": REFUSED,
-                     "F_OFD_SETLK": REFUSED, "F_GETFD": "ok", "inotify": REFUSED, "unix": "ok"}
+                     "F_OFD_SETLK": REFUSED, "F_GETFD": "ok", "inotify": REFUSED, "fadvise": REFUSED,
+                     "preadv2": REFUSED, "mincore": REFUSED, "unix": "ok"}
 
 
 def test_the_seccomp_program_refuses_exactly_its_list():

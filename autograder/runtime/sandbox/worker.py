@@ -75,18 +75,23 @@ PR_SET_NO_NEW_PRIVS = 38
 #: by serial number), ``io_uring`` (which makes sockets without calling ``socket``), and
 #: ``flock`` and ``inotify``: sandboxes graded at the same time see the same read-only
 #: files (the standard library, NumPy), and a lock taken on one, or a watch on it, carries
-#: bits from one submission to another.
+#: bits from one submission to another. The same files' pages in the page cache are shared
+#: too: ``fadvise`` and ``readahead`` evict or load them, and ``mincore``, ``cachestat`` and
+#: ``preadv2`` (with ``RWF_NOWAIT``) tell which are cached, exactly, so one submission could
+#: leave bits for the next; all are refused (``pwritev2`` with them, its twin).
 #: ``socket`` is allowed for ``AF_UNIX`` only: no TCP or UDP state, no netlink; ``fcntl``
 #: is allowed except for its record locks (``FCNTL_LOCKS``), the other way to lock a file.
 SYSCALLS = {
     "x86_64": {"arch": 0xC000003E, "seccomp": 317, "socket": 41, "fcntl": 72, "denied": {
         "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240, "memfd_create": 319,
         "add_key": 248, "request_key": 249, "keyctl": 250, "io_uring_setup": 425, "memfd_secret": 447,
-        "flock": 73, "inotify_init": 253, "inotify_init1": 294, "fanotify_init": 300}},
+        "flock": 73, "inotify_init": 253, "inotify_init1": 294, "fanotify_init": 300,
+        "fadvise64": 221, "readahead": 187, "mincore": 27, "cachestat": 451, "preadv2": 327, "pwritev2": 328}},
     "aarch64": {"arch": 0xC00000B7, "seccomp": 277, "socket": 198, "fcntl": 25, "denied": {
         "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180, "memfd_create": 279,
         "add_key": 217, "request_key": 218, "keyctl": 219, "io_uring_setup": 425, "memfd_secret": 447,
-        "flock": 32, "inotify_init1": 26, "fanotify_init": 262}},
+        "flock": 32, "inotify_init1": 26, "fanotify_init": 262,
+        "fadvise64": 223, "readahead": 213, "mincore": 232, "cachestat": 451, "preadv2": 286, "pwritev2": 287}},
 }
 #: ``fcntl`` commands that lock: F_GETLK, F_SETLK, F_SETLKW and their open-file forms.
 FCNTL_LOCKS = (5, 6, 7, 36, 37, 38)
