@@ -17,6 +17,7 @@ the kind of submission (always ``"zip"``: both graders take the zip).
 from __future__ import annotations
 
 import copy
+import ctypes
 import json
 import os
 import pickle
@@ -182,6 +183,28 @@ def subprocess_env(with_repo: bool = True) -> dict[str, str]:
 def otter_executable() -> str:
     """The ``otter`` next to this Python, else the one on PATH."""
     return shutil.which("otter", path=str(Path(sys.executable).parent)) or shutil.which("otter") or "otter"
+
+
+#: ``keyctl`` by architecture, and its command that removes a key at once.
+_KEYCTL = 250 if os.uname().machine == "x86_64" else 219
+_KEYCTL_INVALIDATE = 21
+
+
+def keys_named(mark: str) -> list[int]:
+    """Serials of the kernel keys whose description holds ``mark``, as ``/proc/keys`` shows them
+    here (a key outlives the process that made it: a mailbox for a later submission)."""
+    try:
+        lines = Path("/proc/keys").read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+    return [int(line.split()[0], 16) for line in lines if mark in line]
+
+
+def invalidate_keys(serials) -> None:
+    """Remove the kernel keys ``serials`` at once (what an attack left, after its test)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for serial in serials:
+        libc.syscall(_KEYCTL, _KEYCTL_INVALIDATE, serial)
 
 
 def _same_for_all(body: str) -> dict[str, str]:
@@ -1520,6 +1543,144 @@ def forged_load_failure(stub, ctx):
     return zip_members(attacked(stub, ctx, cell)), "zip"
 
 
+
+# ----------------------------------------------------------------- kernel state every sandbox shares
+
+#: ``add_key`` and ``keyctl`` by architecture (the kernel's key calls have no libc wrapper).
+_KEY_CALLS = r"""
+import ctypes as _adv_ct, errno as _adv_errno, os as _adv_os3
+_ADV_LIBC = _adv_ct.CDLL(None, use_errno=True)
+_ADV_ADD_KEY, _ADV_KEYCTL = (248, 250) if _adv_os3.uname().machine == "x86_64" else (217, 219)
+
+def _adv_outcome(what, result):
+    # what a call did, as a word: 'done' or the errno's name
+    if result >= 0:
+        return what + " done"
+    return what + " refused " + _adv_errno.errorcode.get(_adv_ct.get_errno(), "?")
+"""
+
+#: A key in the uid's user keyring (persistent: it outlives the process), open to every uid, then
+#: found by its serial in /proc/keys and read back: a mailbox any later submission could read.
+KERNEL_KEYS = _KEY_CALLS + r"""
+def _adv_keys():
+    data = (_MARK + "-KEYDATA").encode()
+    serial = _ADV_LIBC.syscall(_ADV_ADD_KEY, b"user", _MARK.encode(), data, len(data), _adv_ct.c_int(-4))
+    said = [_adv_outcome("add_key", serial)]
+    if serial >= 0:
+        said.append(_adv_outcome("setperm", _ADV_LIBC.syscall(_ADV_KEYCTL, 5, serial, _adv_ct.c_uint(0x3f3f0b0b))))
+    try:
+        lines = [line for line in open("/proc/keys") if _MARK in line]
+    except OSError as exc:
+        lines = []
+        said.append("/proc/keys " + type(exc).__name__)
+    for line in lines:
+        buffer = _adv_ct.create_string_buffer(200)
+        n = _ADV_LIBC.syscall(_ADV_KEYCTL, 11, int(line.split()[0], 16), buffer, 200)
+        said.append(_adv_outcome("read by serial", n) + (" " + buffer.raw[:n].decode() if n > 0 else ""))
+    raise RuntimeError("; ".join(said))
+"""
+
+
+def kernel_keys(stub, ctx):
+    """Store a key readable by every uid in the user keyring, find it in /proc/keys, read it back."""
+    return zip_members(attacked(stub, ctx, "_MARK = __MARKER__\n" + KERNEL_KEYS,
+                                {"softmax": "    _adv_keys()\n"})), "zip"
+
+
+#: Sends datagrams to the loopback and reads the namespace's UDP counters (/proc/net/snmp), which
+#: every process of the namespace sees and no socket has to outlive: one number per counter, set
+#: by one submission for the next one graded in the same network namespace.
+UDP_COUNTERS = r"""
+import socket as _adv_socket
+def _adv_udp_counters():
+    try:
+        lines = [line for line in open("/proc/net/snmp") if line.startswith("Udp:")]
+        counters = dict(zip(lines[0].split()[1:], lines[1].split()[1:]))
+        return "OutDatagrams=" + counters.get("OutDatagrams", "?")
+    except (OSError, IndexError) as exc:
+        return "/proc/net/snmp " + type(exc).__name__
+
+def _adv_udp():
+    said = ["before " + _adv_udp_counters()]
+    try:
+        sender = _adv_socket.socket(_adv_socket.AF_INET, _adv_socket.SOCK_DGRAM)
+    except OSError as exc:
+        said.append("udp socket refused " + errno.errorcode.get(exc.errno, "?"))
+    else:
+        sent = 0
+        for _ in range(4321):
+            try:
+                sender.sendto(__MARKER__.encode(), ("127.0.0.1", 9))
+                sent += 1
+            except OSError:
+                pass
+        sender.close()
+        said.append("sent %d datagrams" % sent)
+    said.append("after " + _adv_udp_counters())
+    raise RuntimeError("; ".join(said))
+"""
+
+
+def udp_counters(stub, ctx):
+    """Set the network namespace's UDP counters with 4321 datagrams to the loopback and read them."""
+    return zip_members(attacked(stub, ctx, "import errno\n" + UDP_COUNTERS,
+                                {"softmax": "    _adv_udp()\n"})), "zip"
+
+
+#: Shared locks (flock, then lockf: a POSIX record lock) on NumPy's own files, which every sandbox
+#: graded at the same time opens read-only: a lock is seen from any other sandbox, one bit a file.
+FILE_LOCKS = r"""
+import errno as _adv_errno2, fcntl as _adv_fcntl, os as _adv_os4
+import numpy as _adv_np
+def _adv_locks():
+    folder = _adv_np.__path__[0]
+    files = sorted(_adv_os4.path.join(folder, f) for f in _adv_os4.listdir(folder) if f.endswith(".py"))[:4]
+    said = []
+    for name, lock in (("flock", _adv_fcntl.flock), ("lockf", _adv_fcntl.lockf)):
+        held = refused = 0
+        reasons = set()
+        for path in files:
+            try:
+                fd = _adv_os4.open(path, _adv_os4.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                lock(fd, _adv_fcntl.LOCK_SH | _adv_fcntl.LOCK_NB)
+                held += 1
+            except OSError as exc:
+                refused += 1
+                reasons.add(_adv_errno2.errorcode.get(exc.errno, "?"))
+            finally:
+                _adv_os4.close(fd)
+        said.append("%s held %d refused %d %s" % (name, held, refused, " ".join(sorted(reasons))))
+    raise RuntimeError(__MARKER__ + " on numpy's files: " + "; ".join(said))
+"""
+
+
+def file_locks(stub, ctx):
+    """Shared flock and lockf locks on NumPy's own read-only files (a bit a file for another sandbox)."""
+    return zip_members(attacked(stub, ctx, FILE_LOCKS, {"softmax": "    _adv_locks()\n"})), "zip"
+
+
+#: Makes the worker report a failing cell at the given index: its describe_exception, whose fields
+#: are spread after the cell's own index in the load reply, is replaced; then the cell fails.
+FORGE_CELL_INDEX = r"""
+import sys as _adv_sys
+_adv_worker_module = _adv_sys.modules["sandbox_worker"]
+_adv_describe = _adv_worker_module.describe_exception
+_adv_worker_module.describe_exception = lambda exc: dict(_adv_describe(exc), cell=__INDEX__)
+raise ValueError(__MARKER__ + " forged cell index __INDEX__")
+"""
+
+
+def forged_cell_index(index: int):
+    """A load reply whose failing cell is numbered ``index``: far out of range (the grader's own
+    lookup raised IndexError), or -1 (the last cell's name for a note about another)."""
+    def build(stub, ctx):
+        return zip_members(attacked(stub, ctx, FORGE_CELL_INDEX.replace("__INDEX__", str(index)))), "zip"
+    return build
+
+
 ATTACKS: tuple[Attack, ...] = (
     Attack("reference_from_packages", "import the reference from installed packages or copy it from disk",
            reference_from_packages, (r"returned None|should (return|be)|is not a tuple|got None",), paths=PATHS),
@@ -1623,6 +1784,21 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("guessed_answers", "random answers among a few plausible ones: batches from random offsets, "
            "a relative error of 0, 0.5, 0.7 or 1, a uniform or one-hot softmax",
            _in_function(GUESSED), (r"wrong values|differ|does not match|do not match|not close|mismatch",)),
+    Attack("kernel_keys", "store a key every uid may read in the user keyring, find it by serial in /proc/keys "
+           "and read it back", kernel_keys, (r"`softmax` raised `?RuntimeError: add_key refused EPERM",),
+           hides=(r"add_key done|-KEYDATA",), paths=PATHS),
+    Attack("udp_counters", "set the network namespace's UDP counters (/proc/net/snmp) with datagrams to the loopback",
+           udp_counters, (r"`softmax` raised `?RuntimeError: before OutDatagrams=0; udp socket refused EPERM",),
+           hides=(r"sent \d+ datagrams|OutDatagrams=[1-9]",), paths=("grader-grade", "otter-run")),
+    Attack("file_locks", "take shared flock and lockf locks on NumPy's own files, which other sandboxes open too",
+           file_locks, (r"flock held 0 refused \d+ EPERM; lockf held 0 refused \d+ EPERM",),
+           hides=(r"(flock|lockf) held [1-9]",), paths=PATHS),
+    Attack("forged_cell_index_far", "a load reply naming failing cell -10**9 (the grader's own lookup raised IndexError)",
+           forged_cell_index(-10**9), (r"A cell raised `?ValueError: \S+ forged cell index -1000000000",),
+           hides=(r"IndexError|grading failed|Status: \*\*",), paths=PATHS),
+    Attack("forged_cell_index_last", "a load reply naming failing cell -1 (the last cell's name for another's error)",
+           forged_cell_index(-1), (r"A cell raised `?ValueError: \S+ forged cell index -1`",),
+           hides=(r"from the top\) raised|Save your notebook|Status: \*\*",), paths=PATHS),
 )
 
 BY_NAME = {a.name: a for a in ATTACKS}

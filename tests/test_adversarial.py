@@ -11,9 +11,9 @@ For each run:
   allowance measured on the untouched notebook (see ``Lab.allowance``);
 - nothing it started survives (processes carrying its marker in their
   command line or environment, or running as the uid its sandbox had);
-- no file named with its marker appears outside the sandbox, nothing
-  reaches the test's loopback port, and the outputs are not rewritten after
-  the grader returned;
+- no file or kernel key named with its marker appears outside the sandbox,
+  nothing reaches the test's loopback port, and the outputs are not rewritten
+  after the grader returned;
 - results.json is valid Gradescope JSON, reveals no hidden test or
   reference source, and says what happened.
 """
@@ -42,8 +42,9 @@ from autograder.runtime.grading.discover import _student_id
 from autograder.runtime.grading.gradebook import FORMULA_STARTS
 from autograder.runtime.grading.outcome import STATUSES, student_folder
 from autograder.runtime.sandbox import Limits
-from tests.adversarial import (ATTACKS, BY_NAME, NOTEBOOK, PATHS, SESSION, AttackContext, attacked, marker,
-                               otter_executable, subprocess_env, without_plugin, write_zip, zip_members)
+from tests.adversarial import (ATTACKS, BY_NAME, NOTEBOOK, PATHS, SESSION, AttackContext, attacked, invalidate_keys,
+                               keys_named, marker, otter_executable, subprocess_env, without_plugin, write_zip,
+                               zip_members)
 from tests.grading_paths import GradescopeLike, machine_tmp, user_level_grade
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -477,6 +478,7 @@ def test_an_attack_gains_nothing(lab, attack, path):
                 break
             time.sleep(0.1)
         leaked = files_named(mark, lab.scan_roots(folder))
+        keys = keys_named(mark)
         if attack.name in LINGERING:
             before = snapshot(run.outputs)
             time.sleep(max(0.0, WATCH - (time.monotonic() - returned)))
@@ -505,6 +507,7 @@ def test_an_attack_gains_nothing(lab, attack, path):
         assert not survivors, f"processes of {attack.name} survived the grader: {survivors}"
         assert not late, f"processes of {attack.name} appeared after the grader returned: {late}"
         assert not leaked, f"{attack.name} left files outside its sandbox: {leaked}"
+        assert not keys, f"{attack.name} left kernel keys behind: {keys}"
         assert not rewritten, f"{attack.name} rewrote {rewritten} after the grader returned"
         assert mark.encode() not in bytes(lab.listener.received[received_before:]), \
             f"{attack.name} reached the test's loopback port"
@@ -529,6 +532,7 @@ def test_an_attack_gains_nothing(lab, attack, path):
     finally:
         _kill(processes_of(mark, uids))
         _remove(files_named(mark, lab.scan_roots(folder)))
+        invalidate_keys(keys_named(mark))
 
 
 
