@@ -1662,6 +1662,37 @@ def file_locks(stub, ctx):
     return zip_members(attacked(stub, ctx, FILE_LOCKS, {"softmax": "    _adv_locks()\n"})), "zip"
 
 
+PAGE_CACHE = r"""
+import ctypes as _adv_ctypes3, errno as _adv_errno3, os as _adv_os5
+import numpy as _adv_np2
+def _adv_page_cache():
+    path = _adv_os5.path.join(_adv_np2.__path__[0], "__init__.py")
+    fd = _adv_os5.open(path, _adv_os5.O_RDONLY)
+    said = []
+    try:
+        for name, ask in (("fadvise", lambda: _adv_os5.posix_fadvise(fd, 0, 0, _adv_os5.POSIX_FADV_DONTNEED)),
+                          ("preadv2", lambda: _adv_os5.preadv(fd, [bytearray(1)], 0, _adv_os5.RWF_NOWAIT))):
+            try:
+                ask()
+                said.append(name + " done")
+            except OSError as exc:
+                said.append(name + " refused " + _adv_errno3.errorcode.get(exc.errno, "?"))
+    finally:
+        _adv_os5.close(fd)
+    libc = _adv_ctypes3.CDLL(None, use_errno=True)
+    vector = (_adv_ctypes3.c_ubyte * 1)()
+    if libc.mincore(_adv_ctypes3.c_void_p(0), 4096, vector) != 0:
+        said.append("mincore refused " + _adv_errno3.errorcode.get(_adv_ctypes3.get_errno(), "?"))
+    raise RuntimeError(__MARKER__ + " page cache of numpy's files: " + "; ".join(said))
+"""
+
+
+def page_cache(stub, ctx):
+    """Evict pages of a file every sandbox reads and test which are cached (a bit a page for the next
+    submission): fadvise, preadv2 with RWF_NOWAIT, mincore."""
+    return zip_members(attacked(stub, ctx, PAGE_CACHE, {"softmax": "    _adv_page_cache()\n"})), "zip"
+
+
 #: Makes the worker report a failing cell at the given index: its describe_exception, whose fields
 #: are spread after the cell's own index in the load reply, is replaced; then the cell fails.
 FORGE_CELL_INDEX = r"""
@@ -1790,6 +1821,9 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("udp_counters", "set the network namespace's UDP counters (/proc/net/snmp) with datagrams to the loopback",
            udp_counters, (r"`softmax` raised `?RuntimeError: before OutDatagrams=0; udp socket refused EPERM",),
            hides=(r"sent \d+ datagrams|OutDatagrams=[1-9]",), paths=("grader-grade", "otter-run")),
+    Attack("page_cache", "evict and probe the page cache of NumPy's files, which every sandbox reads",
+           page_cache, (r"fadvise refused EPERM; preadv2 refused EPERM; mincore refused EPERM",),
+           hides=(r"fadvise done|preadv2 done|mincore refused ENOMEM",), paths=PATHS),
     Attack("file_locks", "take shared flock and lockf locks on NumPy's own files, which other sandboxes open too",
            file_locks, (r"flock held 0 refused \d+ EPERM; lockf held 0 refused \d+ EPERM",),
            hides=(r"(flock|lockf) held [1-9]",), paths=PATHS),
