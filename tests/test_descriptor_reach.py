@@ -24,6 +24,7 @@ import pytest
 from autograder.build import build
 from autograder.runtime.sandbox import isolation as iso
 from tests.adversarial import BY_NAME, AttackContext, marker, write_zip, zip_members
+from tests.grading_paths import covered_folders, in_private_mounts, machine_tmp
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not iso.running_as_root(), reason="the user level needs root")]
@@ -53,8 +54,14 @@ def test_descriptors_of_a_closed_installation_lead_nowhere(tmp_path):
         write_zip(members, subs / f"{name}.zip")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     out = closed / "out"
-    run = subprocess.run([str(env_dir / "bin" / "python"), "-m", "autograder.cli", "grade", str(subs), "-a",
-                          str(result.autograder_zip), "-o", str(out), "--isolation", "user", "--timeout", "10"],
+    # Checkouts of the grader elsewhere on this machine (this one, an editable install's) are
+    # covered, as on a machine that has only this installation: the probe would rightly refuse.
+    command = [str(env_dir / "bin" / "python"), "-m", "autograder.cli", "grade", str(subs), "-a",
+               str(result.autograder_zip), "-o", str(out), "--isolation", "user", "--timeout", "10"]
+    scratch = tmp_path / "machine-tmp"
+    scratch.mkdir()
+    run = subprocess.run(in_private_mounts(command, closed, cover=covered_folders(), tmp=machine_tmp(scratch),
+                                           keep=[closed]),
                          cwd=closed, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert "site-packages/autograder" in subprocess.run(

@@ -40,7 +40,7 @@ import yaml
 
 from autograder.runtime.errors import GraderError
 from autograder.runtime.grading.outcome import Entry
-from autograder.runtime.text import clean, code
+from autograder.runtime.text import code
 
 
 class GradingInputError(GraderError):
@@ -91,6 +91,9 @@ def _refusal(path: Path) -> str:
 class Discovery:
     """The submissions found, one per student, and what was left out or needs a look.
 
+    ``skipped`` and ``warnings`` are for the terminal and hold names as found: the command
+    line prints them through ``text.terminal``, which shows control characters as escapes.
+
     ``skipped`` names links found where submissions are looked for (never
     followed; one that is a student's submission is also an entry, refused);
     ``warnings`` name ids two different students would have shared, and files
@@ -107,7 +110,7 @@ def _skip_link(path: Path, found: Discovery) -> None:
         target = os.path.realpath(path)
     except OSError:
         target = "?"
-    found.skipped.append(f"{clean(path)}: a link (to {clean(target)}), not followed")
+    found.skipped.append(f"{path}: a link (to {target}), not followed")
 
 
 def _candidates(folder: Path, root: Path, found: Discovery, recursive: bool) -> tuple[list[Path], list[Path]]:
@@ -246,7 +249,7 @@ def _unique_ids(entries: list[Entry], found: Discovery) -> list[Entry]:
             taken.add(new_id.lower())
             note = (f"the name {code(e.id_source or e.student)} gives the id {code(e.student)}, as "
                     f"{len(same) - 1} other submission(s) in this class do; graded as {code(new_id)}")
-            found.warnings.append(f"{note} ({clean(e.path)})")
+            found.warnings.append(f"{note} ({e.path})")
             unique.append(_with_note(replace(e, student=new_id), note))
     return sorted(unique, key=lambda e: e.student)
 
@@ -268,7 +271,7 @@ def _same_file_noted(entries: list[Entry], found: Discovery) -> list[Entry]:
         if len(group) > 1:
             found.warnings.append(f"one file is the submission of {len(group)} students (hard links or one "
                                   "file given twice); each is graded, with a note: "
-                                  + ", ".join(f"{e.student} ({clean(e.path)})" for e in group))
+                                  + ", ".join(f"{e.student} ({e.path})" for e in group))
     return [_with_note(e, f"this file is also the submission of {shared[id(e)] - 1} other student(s) in "
                           "this class (the same file under another name); check whose work it is")
             if id(e) in shared else e for e in entries]

@@ -132,7 +132,11 @@ def editable_checkout() -> Path | None:
     except (importlib.metadata.PackageNotFoundError, ValueError, OSError):
         return None
     url = info.get("url") if isinstance(info, dict) else None
-    if not isinstance(url, str) or not url.startswith("file://"):
+    dir_info = info.get("dir_info") if isinstance(info, dict) else None
+    # A plain ``pip install .`` records its source folder too, but runs from its own copy:
+    # only an editable install keeps reading the checkout.
+    if not isinstance(url, str) or not url.startswith("file://") or not isinstance(dir_info, dict) \
+            or dir_info.get("editable") is not True:
         return None
     return Path(url[len("file://"):])
 
