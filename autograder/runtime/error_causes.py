@@ -8,8 +8,8 @@ array, floats used as indices or counts. Each rule here recognises one of them
 from the exception's type and message (NumPy's wording) and the call's
 arguments, and says the cause in one sentence.
 
-Only numbers and shapes parsed from the message and the argument names (quoted as
-code: a sandboxed function's parameter names are the worker's word) enter the
+Only numbers and shapes parsed from the message and the argument names (Python
+identifiers: the session drops any other name a worker reports) enter the
 sentence, never the message's own text, so a student who raises an exception with
 crafted text cannot put words into the feedback.
 """
@@ -20,7 +20,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from autograder.runtime.text import code
 
 _SHAPE = r"\(([\d, ]*)\)"
 
@@ -91,11 +90,11 @@ def _index(message: str, named: list[tuple[str, Any]]) -> str | None:
     masked = any(isinstance(arg, np.ndarray) and arg.shape and name != ids[0] and arg.dtype.kind in "biu"
                  and set(np.unique(arg).tolist()) <= {0, 1} for name, arg in named) if ids else False
     if ids and not masked:
-        return (f"{code(ids[0])} holds {index}, which indexes an axis of size {size}: the ids are used along "
+        return (f"`{ids[0]}` holds {index}, which indexes an axis of size {size}: the ids are used along "
                 "another axis than the one they number (the vocabulary is the last axis; pick rows with "
-                f"`np.arange(N)` and columns with {code(ids[0])}).")
+                f"`np.arange(N)` and columns with `{ids[0]}`).")
     if ids:
-        return (f"{code(ids[0])} holds {index}, which is not a valid index for an axis of size {size}: "
+        return (f"`{ids[0]}` holds {index}, which is not a valid index for an axis of size {size}: "
                 f"entries that are padding (the ones a mask leaves out) must not be used as indices. "
                 "Pick the kept positions first, or replace the padded ids with a valid one before indexing "
                 "and leave those positions out afterwards.")
@@ -175,7 +174,7 @@ def _division(message: str, named: list[tuple[str, Any]]) -> str | None:
     empty = [name for name, arg in named if isinstance(arg, np.ndarray) and arg.dtype.kind == "b"
              and arg.size and not arg.any()]
     if empty:
-        return (f"a division by 0: here {code(empty[0])} keeps no position, so a count of kept positions is 0. "
+        return (f"a division by 0: here `{empty[0]}` keeps no position, so a count of kept positions is 0. "
                 "Handle that case as the notebook says before dividing.")
     return "a division by a count or a size that is 0 here."
 
