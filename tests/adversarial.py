@@ -1754,7 +1754,7 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("files_outside", "write files outside its folder: /tmp, cwd and parents, home, the repository",
            files_outside, (r"returned None|should (return|be)|got None",), paths=PATHS),
     Attack("loopback", "connect to a loopback port of the grading machine", loopback,
-           (r"ConnectionRefusedError|OSError|timeout|gaierror",), paths=PATHS),
+           (r"ConnectionRefusedError|OSError|timeout|gaierror|PermissionError",), paths=PATHS),
     Attack("huge_output", "print 200 MB", huge_output, (r"Output truncated: your notebook printed about",)),
     Attack("planted_files", "conftest.py, sitecustomize.py, numpy.py and friends beside the notebook",
            planted_files, (r"conftest\.py",)),
