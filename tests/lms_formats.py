@@ -324,12 +324,14 @@ def _ruby_csv_line(row: Sequence[str | None], col_sep: str) -> str:
 def canvas_gradebook_export(people: Sequence[Person], assignments: Sequence[CanvasAssignment], *,
                             col_sep: str = ",", decimal: str = ".", bom: bool = False,
                             include_sis_id: bool = True, integration_id: bool = False,
-                            group_name: str = "Assignments", test_student: Person | None = None) -> bytes:
+                            group_name: str = "Assignments", test_student: Person | None = None,
+                            first_last: bool = False) -> bytes:
     """Canvas's Gradebook > Export > "Export Entire Gradebook" CSV.
 
     instructure/canvas-lms ``lib/gradebook_exporter.rb`` ``csv_data`` and ``lib/csv_with_i18n.rb``:
 
-    - header: ``["Student"]``, ``"ID"``, ``"SIS User ID" if include_sis_id``, ``"SIS Login ID"``,
+    - header: ``["Student"]`` (``["LastName", "FirstName"]`` with ``show_student_first_last_name``),
+      ``"ID"``, ``"SIS User ID" if include_sis_id``, ``"SIS Login ID"``,
       ``"Integration ID" if include_sis_id && show_integration_id?``, ``"Section"``, then
       ``assignments.map(&:title_with_id)``, then per assignment group
       ``"<group> Current Points", "<group> Final Points"`` (``include_points?``) and
@@ -352,8 +354,9 @@ def canvas_gradebook_export(people: Sequence[Person], assignments: Sequence[Canv
                   f"{group_name} Unposted Final Score"]
     total_cols = ["Current Points", "Final Points", "Current Score", "Unposted Current Score", "Final Score",
                   "Unposted Final Score"]
-    header = ["Student", "ID"] + (["SIS User ID"] if include_sis_id else []) + ["SIS Login ID"] + \
-        (["Integration ID"] if include_sis_id and integration_id else []) + ["Section"]
+    header = (["LastName", "FirstName"] if first_last else ["Student"]) + ["ID"]
+    header += (["SIS User ID"] if include_sis_id else []) + ["SIS Login ID"]
+    header += (["Integration ID"] if include_sis_id and integration_id else []) + ["Section"]
     id_width = len(header)
     header += [a.title_with_id for a in assignments] + group_cols + total_cols
     lines = [_ruby_csv_line(header, col_sep)]
@@ -371,7 +374,8 @@ def canvas_gradebook_export(people: Sequence[Person], assignments: Sequence[Canv
         name = p.sortable_name
         if re.match(r"^\s*=", name):
             name = f'="{name}"'
-        row = [name, str(p.canvas_id)] + ([p.sis_user_id or None] if include_sis_id else []) + \
+        names = [p.last, p.first] if first_last else [name]
+        row = [*names, str(p.canvas_id)] + ([p.sis_user_id or None] if include_sis_id else []) + \
             [p.login_id or None] + ([p.integration_id or None] if include_sis_id and integration_id else []) + \
             [p.section]
         earned = 0.0
@@ -750,7 +754,8 @@ def canvas_class(solution: bytes = DEFAULT_NOTEBOOK, student: bytes = DEFAULT_NO
 
 def canvas_gradebook_for_class(*, col_sep: str = ",", decimal: str = ".", bom: bool = False,
                                manual_posting: bool = False, points: float = 100.0,
-                               include_sis_id: bool = True, assignment_id: int = 12345) -> bytes:
+                               include_sis_id: bool = True, assignment_id: int = 12345,
+                               first_last: bool = False) -> bytes:
     """A Canvas export of the roster's course with an ``lm-head (12345)`` column of ``points``
     points (default 100, not the autograder's total) and one graded earlier assignment."""
     people = list(roster().values())
@@ -758,7 +763,7 @@ def canvas_gradebook_for_class(*, col_sep: str = ",", decimal: str = ".", bom: b
     lm = CanvasAssignment("lm-head", assignment_id, points, manual_posting=manual_posting)
     test = Person("Test", "Student", 4199, "", "", section="Section 1")
     return canvas_gradebook_export(people, [earlier, lm], col_sep=col_sep, decimal=decimal, bom=bom,
-                                   include_sis_id=include_sis_id, test_student=test)
+                                   include_sis_id=include_sis_id, test_student=test, first_last=first_last)
 
 
 def moodle_class(solution: bytes = DEFAULT_NOTEBOOK, student: bytes = DEFAULT_NOTEBOOK, *, version: str = "4.1",

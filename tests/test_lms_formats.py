@@ -157,3 +157,14 @@ def test_the_zip_and_what_macos_and_windows_unzip_it_to(tmp_path):
         folder = F.unzip_like(system, cz, tmp_path / system)
         assert folder.name == "CS_101-LM_head_submissions"
         assert (folder / "lovelaceada_4101_88001_lm-head.ipynb").is_file()
+
+
+def test_a_canvas_export_with_first_and_last_names_and_an_integration_id():
+    rows = F.csv_rows(F.canvas_gradebook_for_class(first_last=True, manual_posting=True))
+    assert rows[0][:7] == ["LastName", "FirstName", "ID", "SIS User ID", "SIS Login ID", "Section", "Warm-up (12001)"]
+    assert rows[1][7] == "Manual Posting" and rows[2][:2] == ["    Points Possible", ""]
+    assert rows[3][:3] == ["Lovelace", "Ada", "4101"]
+    assert len({len(r) for r in rows}) == 1
+    people = list(F.roster().values())[:1]
+    with_integration = F.csv_rows(F.canvas_gradebook_export(people, [], integration_id=True))
+    assert with_integration[0][:6] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Integration ID", "Section"]
