@@ -107,3 +107,25 @@ def test_prepare_submission_leaves_otter_notebooks_it_can_read(tmp_path):
     assert read_good.cells[0].source.startswith("def softmax") and _unreadable_mark(read_good) == ""
     assert read_bomb.metadata["kernelspec"]["name"] == "python3"
     assert "nested too deeply" in _unreadable_mark(read_bomb)
+
+
+def test_only_an_editable_install_counts_as_a_checkout_of_references(monkeypatch):
+    """`pip install .` records its source folder as a file URL too, but grades from its own copy: the
+    probe must not refuse a machine over a folder the running grader never reads (it did, in CI-like
+    venvs), while an editable install's checkout is guarded."""
+    import json
+    from autograder.runtime.sandbox import policy
+
+    class Dist:
+        def __init__(self, info):
+            self.info = info
+
+        def read_text(self, name):
+            return json.dumps(self.info) if name == "direct_url.json" else None
+
+    for info, expected in (({"url": "file:///src/grader", "dir_info": {"editable": True}}, "/src/grader"),
+                           ({"url": "file:///src/grader", "dir_info": {}}, None),
+                           ({"url": "https://example.invalid/x.whl", "archive_info": {}}, None)):
+        monkeypatch.setattr(policy.importlib.metadata, "distribution", lambda name, info=info: Dist(info))
+        found = policy.editable_checkout()
+        assert (str(found) if found else None) == expected, info
