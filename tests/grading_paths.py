@@ -22,8 +22,6 @@ it knows of), and the test's folders are put back in place inside it:
 """
 from __future__ import annotations
 
-import importlib.metadata
-import json
 import os
 import shlex
 import shutil
@@ -33,6 +31,7 @@ import venv
 import zipfile
 from pathlib import Path
 
+from autograder.runtime.sandbox import policy
 from tests.test_zip_install import _pip_requirements
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,22 +39,12 @@ ROOT = Path(__file__).resolve().parent.parent
 GRADESCOPE = Path("/autograder")
 
 
-def editable_checkout() -> Path | None:
-    """The checkout an editable install of the grader points at, if the running Python has one."""
-    try:
-        info = json.loads(importlib.metadata.distribution("lmhead-grader").read_text("direct_url.json") or "{}")
-    except (importlib.metadata.PackageNotFoundError, ValueError, OSError):
-        return None
-    url = info.get("url", "") if isinstance(info, dict) else ""
-    return Path(url[len("file://"):]) if isinstance(url, str) and url.startswith("file://") else None
-
-
 def covered_folders() -> list[Path]:
     """Folders to cover for a run at the user level: the one holding this checkout (a developer's
     other checkouts sit beside it) and the one holding an editable install's checkout, never one
     holding the Python that runs the grader."""
     candidates = [ROOT.parent]
-    editable = editable_checkout()
+    editable = policy.editable_checkout()
     if editable is not None:
         candidates.append(editable.parent)
     python = [Path(p).resolve() for p in (sys.executable, sys.prefix, sys.base_prefix)]
