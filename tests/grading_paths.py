@@ -39,20 +39,63 @@ ROOT = Path(__file__).resolve().parent.parent
 GRADESCOPE = Path("/autograder")
 
 
+#: File names that mark a copy of the references, the hidden tests or a build (what an attack looks for).
+COPY_MARKS = ("head_and_loss.py", "hidden_config.json", "autograder.zip")
+#: Where other copies sit on a machine (``/tmp`` is replaced in every run below).
+COPY_ROOTS = ("/root", "/home", "/work", "/opt", "/srv", "/var/tmp", "/dev/shm")
+
+
+def _python_folders() -> list[Path]:
+    return [Path(p).resolve() for p in (sys.executable, sys.prefix, sys.base_prefix)]
+
+
+def copies_elsewhere(depth: int = 9) -> list[Path]:
+    """Folders holding another copy of the references, hidden tests or a build on this machine
+    (other checkouts, their installs, earlier builds), outside this checkout and the Python that
+    runs the tests. The grader guards what it is given and what its own Python can see; other copies
+    are the machine owner's to close (the security model says so), which the tests do by covering them."""
+    found = set()
+    for root in COPY_ROOTS:
+        base = root.count("/")
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d not in (".git", "__pycache__", "node_modules")]
+            if dirpath.count("/") - base >= depth:
+                dirnames[:] = []
+            here = Path(dirpath)
+            if any(f in COPY_MARKS for f in filenames) or (here.name == "hidden" and
+                                                          any(f.startswith("test_q") for f in filenames)):
+                found.add(here)
+                if (here.parent / "solution").is_dir():       # a build's solution notebook beside its zip
+                    found.add(here.parent / "solution")
+    return sorted(found)
+
+
 def covered_folders() -> list[Path]:
     """Folders to cover for a run at the user level: the one holding this checkout (a developer's
-    other checkouts sit beside it) and the one holding an editable install's checkout, never one
-    holding the Python that runs the grader."""
-    candidates = [ROOT.parent]
+    other checkouts sit beside it), the one holding an editable install's checkout, and every other
+    copy of the references on the machine, never one holding the Python that runs the grader."""
+    candidates = [ROOT.parent, *copies_elsewhere()]
     editable = policy.editable_checkout()
     if editable is not None:
         candidates.append(editable.parent)
-    python = [Path(p).resolve() for p in (sys.executable, sys.prefix, sys.base_prefix)]
+    python = _python_folders()
     chosen = []
     for folder in (c.resolve() for c in candidates):
-        if folder != Path("/") and not any(p == folder or folder in p.parents for p in python):
-            chosen.append(folder)
+        if folder == Path("/") or any(p == folder or folder in p.parents for p in python):
+            continue
+        if folder != ROOT.parent and (folder == ROOT or ROOT in folder.parents):
+            continue                     # this checkout: closed to others for the session (conftest)
+        chosen.append(folder)
     return sorted({c for c in chosen if not any(o != c and o in c.parents for o in chosen)})
+
+
+def python_under_tmp() -> list[Path]:
+    """The folder right below ``/tmp`` holding the Python that runs the tests, if it is there (CI
+    makes its environment with ``mktemp -d``): each run below puts it back in its replaced ``/tmp``,
+    with its own modes, so the grader can start."""
+    tmp = Path("/tmp").resolve()
+    return sorted({tmp / p.relative_to(tmp).parts[0] for p in _python_folders()
+                   if tmp in p.parents and p != tmp})
 
 
 def bwrap_on_path(path: str) -> list[str]:
@@ -67,9 +110,10 @@ def in_private_mounts(cmd: list[str], cwd: Path, *, cover: list[Path], tmp: Path
     only root may enter, ``tmp`` is ``/tmp``, each folder of ``keep`` is back at its own path (held
     meanwhile in a root-only tmpfs at ``/autograder``), each ``(source, target)`` of ``binds`` is
     mounted at ``target``, and each file of ``blank`` is ``/dev/null`` (not executable:
-    ``shutil.which`` skips it). No kept folder may hold ``tmp``: the sandbox's cleanup walks the
+    ``shutil.which`` skips it). The Python running the tests is kept too where it is in ``/tmp``. No kept folder may hold ``tmp``: the sandbox's cleanup walks the
     machine's world-writable folders, and a mount inside itself would be a loop."""
     q = shlex.quote
+    keep = [*keep, *(p for p in python_under_tmp() if p not in keep)]
     held = [GRADESCOPE / f"held{i}" for i in range(len(keep))]
     lines = ["set -e", f"mount -t tmpfs -o mode=0700 lmhead-held {GRADESCOPE}"]
     for path, hold in zip(keep, held):

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -195,15 +198,23 @@ def test_cli_prints_a_summary_and_reports_bad_input(built, cohort, tmp_path):
 
 def test_a_weaker_level_is_refused_by_default_and_shown_everywhere_when_trusted(built, cohort, tmp_path):
     """Without --trusted-code, rlimits is refused at once, and the fresh-uid level is refused while
-    the references are readable (this checkout is); with it, the level is in all four places."""
+    the references are readable (a copy of the zip any user may read); with it, the level is in
+    all four places."""
     runner = CliRunner()
+    shared = Path(tempfile.mkdtemp(dir="/tmp"))
+    shared.chmod(0o755)
+    readable_zip = shutil.copy(built.autograder_zip, shared / "autograder.zip")
+    os.chmod(readable_zip, 0o644)
     sub = str(cohort / "alice.ipynb")
     refused = runner.invoke(main, ["grade", sub, "-a", str(built.autograder_zip), "-o", str(tmp_path / "r"),
                                    "--isolation", "rlimits"])
     assert refused.exit_code == 1 and "refusing to run student code at the 'rlimits' level" in refused.output
     assert "--trusted-code" in refused.output and not (tmp_path / "r" / "alice").exists()
-    probe = runner.invoke(main, ["grade", sub, "-a", str(built.autograder_zip), "-o", str(tmp_path / "u"),
-                                 "--isolation", "user"])
+    try:
+        probe = runner.invoke(main, ["grade", sub, "-a", str(readable_zip), "-o", str(tmp_path / "u"),
+                                     "--isolation", "user"])
+    finally:
+        shutil.rmtree(shared)
     assert probe.exit_code == 1 and "could read" in probe.output and "chmod -R o-rwx" in probe.output
 
     out = tmp_path / "t"
