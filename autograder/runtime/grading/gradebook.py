@@ -52,17 +52,26 @@ def write_gradebook(out: Path, records: list[GradeRecord], questions: tuple[str,
     return rows
 
 
-def write_canvas_gradebook(out: Path, records: list[GradeRecord], assignment: str, possible: float) -> None:
-    """Canvas's gradebook import: Student, ID, SIS User ID, SIS Login ID, Section, then the assignment."""
+def write_canvas_gradebook(out: Path, records: list[GradeRecord], title: str, possible: float,
+                           scale: float = 1.0) -> Path:
+    """Canvas's gradebook import: Student, ID, SIS User ID, SIS Login ID, Section, then the column
+    ``title``; returns the file's path.
+
+    Each identity column holds only its own kind of id, as Canvas's importer reads it
+    (``GradebookImporter#process_student``): ``ID`` the Canvas user id (from Canvas's download),
+    ``SIS User ID`` the student's SID, ``SIS Login ID`` the e-mail; an id Canvas would look up in
+    the wrong namespace could give the grade to someone else. Grades times ``scale``.
+    """
     text = io.StringIO(newline="")
     writer = csv.writer(text)
-    writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", cell(assignment)])
-    writer.writerow(["Points Possible", "", "", "", "", points(possible)])
+    writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", cell(title)])
+    writer.writerow(["Points Possible", "", "", "", "", points(possible * scale)])
     for r in records:
-        writer.writerow([cell(r.entry.name or r.entry.student), cell(r.entry.lms_user_id),
-                         cell(r.entry.sid or r.entry.student), cell(r.entry.email), "",
-                         points(r.outcome.total)])
+        canvas_id = r.entry.lms_user_id if r.entry.identity.startswith("canvas:") else ""
+        writer.writerow([cell(r.entry.name or r.entry.student), cell(canvas_id), cell(r.entry.sid),
+                         cell(r.entry.email), "", points(r.outcome.total * scale)])
     write_atomic(out / CANVAS_NAME, text.getvalue())
+    return out / CANVAS_NAME
 
 
 def _write_csv(path: Path, columns: list[str], rows: list[dict]) -> None:
