@@ -138,10 +138,12 @@ def test_the_summary_names_every_unmatched_student_on_a_line_of_their_own(tmp_pa
 def test_the_canvas_import_file_keeps_each_id_in_its_own_column_and_takes_the_named_column(tmp_path):
     no_sid = _record("grace_uni.edu", 20, name="Grace Hopper", email="grace@uni.edu", identity="email:grace@uni.edu")
     moodle = _record("1234501", 10, name="Ada Lovelace", lms_user_id="1234501", identity="moodle:1234501")
-    path = write_canvas_gradebook(tmp_path, [no_sid, from_canvas_download("turing", 5), moodle],
+    folder = _record("S1004", 7, identity="name:S1004")           # a plain folder named by SIS id
+    path = write_canvas_gradebook(tmp_path, [no_sid, from_canvas_download("turing", 5), moodle, folder],
                                   "Homework 3 (555)", POSSIBLE)
     rows = F.csv_rows(path.read_bytes())
     assert rows[0][5] == "Homework 3 (555)" and rows[1][5] == "20"
     assert rows[2][1:4] == ["", "", "grace@uni.edu"]          # no SID: no e-mail in SIS User ID
     assert rows[3][1:4] == ["4102", "", ""]                   # a Canvas id only in ID
     assert rows[4][1:4] == ["", "", ""]                       # a Moodle participant is no Canvas id
+    assert rows[5][1:4] == ["", "S1004", ""]

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from autograder.runtime.errors import GraderError
 from autograder.runtime.grading.files import write_atomic
+from autograder.runtime.grading.gradebook import PLAIN_FOLDER_IDENTITIES
 from autograder.runtime.grading.outcome import GradeRecord, points
 
 #: Canvas's identity columns, in the order its importer tries them.
@@ -267,7 +268,9 @@ def _candidates(record: GradeRecord, students: list[CanvasStudent]) -> tuple[lis
     if user_id:
         return [s for s in students if s.user_id == user_id], "ID"
     e = record.entry
-    sid, login = e.sid.strip(), e.email.strip().lower()
+    # A plain file's or folder's name is the only id it has: it may be the SIS id or the login.
+    named = e.student if e.identity.startswith(PLAIN_FOLDER_IDENTITIES) else ""
+    sid, login = (e.sid or named).strip(), (e.email or named).strip().lower()
     by_sis = [s for s in students if sid and s.sis_user_id == sid]
     by_login = [s for s in students if login and s.login_id.lower() == login]
     if by_sis and by_login and {s.row for s in by_sis} != {s.row for s in by_login}:
