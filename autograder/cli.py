@@ -79,13 +79,22 @@ def build(assignments: tuple[str, ...], output_dir: str, config_path: str | None
 @click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
               help="Wall-clock seconds allowed for one submission.")
 @click.option("--force", is_flag=True, help="Regrade submissions that were already graded.")
-@click.option("--canvas-csv", is_flag=True, help="Also write gradebook_canvas.csv for Canvas's gradebook import.")
+@click.option("--canvas-csv", is_flag=True,
+              help="Also write gradebook_canvas.csv for Canvas's gradebook import (column: --canvas-column).")
 @click.option("--canvas-gradebook", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A gradebook CSV exported from Canvas: writes a copy with this assignment's column filled.")
 @click.option("--canvas-column", default=None, metavar="TITLE",
               help="The Canvas column to fill [default: the one titled like the assignment].")
+@click.option("--canvas-scale", is_flag=True,
+              help="Scale grades to the Canvas column's Points Possible when it differs from the autograder's "
+                   "total [default: refuse].")
+@click.option("--canvas-keep-scores", is_flag=True,
+              help="Keep a score already in the Canvas column instead of replacing it (each is listed).")
 @click.option("--moodle-csv", is_flag=True,
               help="Also write Moodle's grade import CSV (and its grading worksheet for a Moodle download).")
+@click.option("--moodle-max-grade", type=click.FloatRange(0, min_open=True), default=None, metavar="POINTS",
+              help="The Moodle assignment's Maximum grade: grades are scaled to it [default: the autograder's "
+                   "total; Moodle's own default is 100].")
 @click.option("--isolation", type=click.Choice(["auto", "bwrap", "user", "rlimits"]), default="auto",
               show_default=True, help="Sandbox to use; auto picks the strongest that works here.")
 @click.option("--trusted-code", "trusted", is_flag=True,
@@ -93,7 +102,7 @@ def build(assignments: tuple[str, ...], output_dir: str, config_path: str | None
                    "without it such a sandbox is refused.")
 @reports_errors
 def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, canvas_gradebook, canvas_column,
-          moodle_csv, isolation, trusted) -> None:
+          canvas_scale, canvas_keep_scores, moodle_csv, moodle_max_grade, isolation, trusted) -> None:
     """Grade submissions in bulk: a gradebook, results.json and feedback per student.
 
     PATHS are submission files (.ipynb, .py or the export .zip), folders of
@@ -120,7 +129,8 @@ def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, canva
         result = grade_entries(entries, autograder_zip, out, workers=workers, timeout=timeout, force=force,
                                isolation=isolation, trusted=trusted, canvas_csv=canvas_csv,
                                canvas_gradebook=canvas_gradebook, canvas_column=canvas_column,
-                               moodle_csv=moodle_csv, on_done=lambda entry, outcome, skipped: bar.update(1))
+                               canvas_scale=canvas_scale, canvas_keep_scores=canvas_keep_scores,
+                               moodle_csv=moodle_csv, moodle_max_grade=moodle_max_grade, on_done=lambda entry, outcome, skipped: bar.update(1))
     for line in summary_lines(result):
         echo(line)
     if result.interrupted:

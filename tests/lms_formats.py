@@ -755,12 +755,15 @@ def canvas_class(solution: bytes = DEFAULT_NOTEBOOK, student: bytes = DEFAULT_NO
 def canvas_gradebook_for_class(*, col_sep: str = ",", decimal: str = ".", bom: bool = False,
                                manual_posting: bool = False, points: float = 100.0,
                                include_sis_id: bool = True, assignment_id: int = 12345,
-                               first_last: bool = False) -> bytes:
+                               first_last: bool = False, scores: Mapping[str, float | str] | None = None) -> bytes:
     """A Canvas export of the roster's course with an ``lm-head (12345)`` column of ``points``
-    points (default 100, not the autograder's total) and one graded earlier assignment."""
-    people = list(roster().values())
+    points (default 100, not the autograder's total) and one graded earlier assignment.
+    ``scores`` (roster key -> score or "EX") are already in the lm-head column (a TA's manual grade)."""
+    r = roster()
+    people = list(r.values())
     earlier = CanvasAssignment("Warm-up", 12001, 10.0, scores={p.canvas_id: 9.5 for p in people})
-    lm = CanvasAssignment("lm-head", assignment_id, points, manual_posting=manual_posting)
+    lm = CanvasAssignment("lm-head", assignment_id, points, manual_posting=manual_posting,
+                          scores={r[k].canvas_id: v for k, v in (scores or {}).items()})
     test = Person("Test", "Student", 4199, "", "", section="Section 1")
     return canvas_gradebook_export(people, [earlier, lm], col_sep=col_sep, decimal=decimal, bom=bom,
                                    include_sis_id=include_sis_id, test_student=test, first_last=first_last)

@@ -52,7 +52,7 @@ def test_the_canvas_copy_differs_from_the_export_only_in_the_assignment_column(t
     # Rows untouched by the fill are byte for byte what Canvas wrote.
     assert written.lstrip("\ufeff").splitlines()[:2] == CANVAS_EXPORT.splitlines()[:2]
     assert fill.filled == 2 and fill.column == "lm-head (1234)"
-    assert fill.students_without_submission == ["Nobody, No"] and fill.submissions_without_student == ["zed"]
+    assert fill.students_without_submission == ['"Nobody, No" (ID 4103)'] and fill.submissions_without_student == ["zed"]
 
 
 def test_a_named_canvas_column_and_a_clear_error_when_there_is_none(tmp_path):
@@ -71,7 +71,7 @@ def test_a_named_canvas_column_and_a_clear_error_when_there_is_none(tmp_path):
 def test_moodle_import_is_keyed_by_email_or_id_number_and_the_worksheet_by_participant(tmp_path):
     moodle = record("102", 12.5, name='José "Pepe" O\'Brien, Jr.', lms_user_id="102", identity="moodle:102")
     formula = record("1003", 7.0, name="=HYPERLINK(\"x\")", email="eve@uni.edu", sid="1003", identity="sid:1003")
-    written = write_moodle_files(tmp_path, [*RECORDS, moodle, formula], "lm-head", 20.0)
+    written = write_moodle_files(tmp_path, [*RECORDS, moodle, formula], "lm-head", 20.0).written
     assert [p.name for p in written] == ["gradebook_moodle.csv", "gradebook_moodle_worksheet.csv"]
     rows = _rows(written[0].read_text())
     assert rows[0] == ["Email address", "ID number", "Full name", "lm-head"]

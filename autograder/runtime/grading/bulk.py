@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -30,7 +30,9 @@ from autograder.runtime.grading.discover import discover
 from autograder.runtime.grading.feedback import feedback_markdown, results_json
 from autograder.runtime.grading.files import PRIVATE_DIR, private_dir, write_atomic
 from autograder.runtime.grading.gradebook import write_canvas_gradebook, write_gradebook
-from autograder.runtime.grading.lms import CanvasFill, fill_canvas_gradebook, read_canvas_export, write_moodle_files
+from autograder.runtime.grading.lms import (CanvasExport, CanvasFill, MoodleFiles, fill_canvas_gradebook,
+                                            match_canvas_rows, read_canvas_export, with_canvas_identity,
+                                            write_moodle_files)
 from autograder.runtime.grading.outcome import (RECORD_NAME, STUDENTS_DIR, Entry, GradeOutcome, GradeRecord,
                                                 read_record, student_folder)
 from autograder.runtime.grading.processes import GradingProcesses
@@ -90,8 +92,10 @@ class BatchResult:
     clearance: Clearance
     #: The Canvas export filled in, when one was given.
     canvas: CanvasFill | None = None
-    #: The Moodle files written, when asked for.
-    moodle: list[Path] = field(default_factory=list)
+    #: The Moodle files written (and not written, and why), when asked for.
+    moodle: MoodleFiles | None = None
+    #: ``gradebook_canvas.csv``, when asked for.
+    canvas_csv: Path | None = None
 
 
 def _no_progress(entry: Entry, outcome: GradeOutcome, skipped: bool) -> None:
@@ -111,14 +115,18 @@ def grade_batch(
     canvas_csv: bool = False,
     canvas_gradebook: str | Path | None = None,
     canvas_column: str | None = None,
+    canvas_scale: bool = False,
+    canvas_keep_scores: bool = False,
     moodle_csv: bool = False,
+    moodle_max_grade: float | None = None,
     on_done: Callable[[Entry, GradeOutcome, bool], None] = _no_progress,
 ) -> BatchResult:
     """Grade every submission under ``paths`` (see ``discover``) as ``grade_entries`` does."""
     return grade_entries(discover(paths).entries, autograder_zip, out, workers=workers, timeout=timeout, force=force,
                          isolation=isolation, trusted=trusted, canvas_csv=canvas_csv,
-                         canvas_gradebook=canvas_gradebook, canvas_column=canvas_column, moodle_csv=moodle_csv,
-                         on_done=on_done)
+                         canvas_gradebook=canvas_gradebook, canvas_column=canvas_column, canvas_scale=canvas_scale,
+                         canvas_keep_scores=canvas_keep_scores, moodle_csv=moodle_csv,
+                         moodle_max_grade=moodle_max_grade, on_done=on_done)
 
 
 def grade_entries(
@@ -134,7 +142,10 @@ def grade_entries(
     canvas_csv: bool = False,
     canvas_gradebook: str | Path | None = None,
     canvas_column: str | None = None,
+    canvas_scale: bool = False,
+    canvas_keep_scores: bool = False,
     moodle_csv: bool = False,
+    moodle_max_grade: float | None = None,
     on_done: Callable[[Entry, GradeOutcome, bool], None] = _no_progress,
 ) -> BatchResult:
     """Grade the discovered ``entries`` with ``autograder_zip`` into ``out``.
@@ -158,7 +169,9 @@ def grade_entries(
             staged_runtime()              # made (and later removed) by this process, not each grading one
         ag = load_autograder(autograder_zip, tmp)
         # Read before grading: a wrong file or column is an error before any time is spent.
-        canvas = read_canvas_export(Path(canvas_gradebook), ag.assignment, canvas_column) if canvas_gradebook else None
+        # Its points are checked against the build's total here too, for the same reason.
+        canvas = read_canvas_export(Path(canvas_gradebook), ag.assignment, canvas_column, possible=ag.possible,
+                                    scale=canvas_scale, keep_scores=canvas_keep_scores) if canvas_gradebook else None
         ag.suite                          # collected once, before the pool forks
         todo, skipped = [], 0
         hashes: dict[str, str] = {}      # each submission file is hashed once per run
@@ -190,9 +203,28 @@ def grade_entries(
         finally:
             pool.terminate()         # the spare sandboxes die with their process
             records = [r for r in (read_record(student_folder(out, e.student)) for e in entries) if r is not None]
+            if canvas is not None:
+                records = with_canvas_names(out, canvas, records)
             rows = write_gradebook(out, records, ag.questions)
-            if canvas_csv:
-                write_canvas_gradebook(out, records, ag.assignment, ag.possible)
+            title = canvas.title if canvas is not None else (canvas_column or ag.assignment)
+            canvas_file = write_canvas_gradebook(out, records, title, ag.possible,
+                                                 canvas.scale if canvas is not None else 1.0) if canvas_csv else None
             filled = fill_canvas_gradebook(canvas, records, out) if canvas is not None else None
-            moodle = write_moodle_files(out, records, ag.assignment, ag.possible) if moodle_csv else []
-    return BatchResult(rows, graded, skipped, interrupted, clearance, filled, moodle)
+            moodle = write_moodle_files(out, records, ag.assignment, ag.possible,
+                                        moodle_max_grade) if moodle_csv else None
+    return BatchResult(rows, graded, skipped, interrupted, clearance, filled, moodle, canvas_file)
+
+
+def with_canvas_names(out: Path, canvas: CanvasExport, records: list[GradeRecord]) -> list[GradeRecord]:
+    """The records with the names (and e-mails) of their rows in the Canvas export, saved to
+    each ``outcome.json`` so the gradebook, the report and similarity show them, not a
+    download's ``lovelaceada`` or a bare id. Records not matched one to one keep theirs."""
+    rows = match_canvas_rows(canvas, records).student_of
+    named = []
+    for record in records:
+        student = rows.get(record.entry.student)
+        better = with_canvas_identity(record, student) if student is not None else record
+        if better != record:
+            write_atomic(student_folder(out, record.entry.student) / RECORD_NAME, better.to_json())
+        named.append(better)
+    return named

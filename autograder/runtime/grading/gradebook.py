@@ -21,6 +21,8 @@ CANVAS_NAME = "gradebook_canvas.csv"
 #: The gradebook's columns before and after its one column per question.
 LEADING_COLUMNS: tuple[str, ...] = ("student", "name", "email", "total", "possible")
 TRAILING_COLUMNS: tuple[str, ...] = ("status", "flags", "mistakes", "submission", "note", "isolation")
+#: Identities of submissions from plain files and folders: their id is the name they were given.
+PLAIN_FOLDER_IDENTITIES = ("name:", "file:")
 #: What a spreadsheet reads as the start of a formula (or hides before one).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -52,17 +54,30 @@ def write_gradebook(out: Path, records: list[GradeRecord], questions: tuple[str,
     return rows
 
 
-def write_canvas_gradebook(out: Path, records: list[GradeRecord], assignment: str, possible: float) -> None:
-    """Canvas's gradebook import: Student, ID, SIS User ID, SIS Login ID, Section, then the assignment."""
+def write_canvas_gradebook(out: Path, records: list[GradeRecord], title: str, possible: float,
+                           scale: float = 1.0) -> Path:
+    """Canvas's gradebook import: Student, ID, SIS User ID, SIS Login ID, Section, then the column
+    ``title``; returns the file's path.
+
+    Each identity column holds only its own kind of id, as Canvas's importer reads it
+    (``GradebookImporter#process_student``): ``ID`` the Canvas user id (from Canvas's download),
+    ``SIS User ID`` the student's SID, ``SIS Login ID`` the e-mail; an id Canvas would look up in
+    the wrong namespace could give the grade to someone else. A plain folder's only id is its
+    name, written as the SIS User ID (name the folders so); an id made from an e-mail or a
+    Moodle participant number is none of Canvas's ids. Grades times ``scale``.
+    """
     text = io.StringIO(newline="")
     writer = csv.writer(text)
-    writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", cell(assignment)])
-    writer.writerow(["Points Possible", "", "", "", "", points(possible)])
+    writer.writerow(["Student", "ID", "SIS User ID", "SIS Login ID", "Section", cell(title)])
+    writer.writerow(["Points Possible", "", "", "", "", points(possible * scale)])
     for r in records:
-        writer.writerow([cell(r.entry.name or r.entry.student), cell(r.entry.lms_user_id),
-                         cell(r.entry.sid or r.entry.student), cell(r.entry.email), "",
-                         points(r.outcome.total)])
+        e = r.entry
+        canvas_id = e.lms_user_id if e.identity.startswith("canvas:") else ""
+        sis_user_id = e.sid or (e.student if e.identity.startswith(PLAIN_FOLDER_IDENTITIES) else "")
+        writer.writerow([cell(e.name or e.student), cell(canvas_id), cell(sis_user_id),
+                         cell(r.entry.email), "", points(r.outcome.total * scale)])
     write_atomic(out / CANVAS_NAME, text.getvalue())
+    return out / CANVAS_NAME
 
 
 def _write_csv(path: Path, columns: list[str], rows: list[dict]) -> None:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from autograder.runtime.grading.bulk import BatchResult
-from autograder.runtime.grading.outcome import STATUSES
+from autograder.runtime.grading.outcome import STATUSES, points
 
 #: How the summary names each status, singular and plural.
 _STATUS_WORDS = {"graded": ("graded", "graded"), "rejected": ("rejected", "rejected"),
@@ -55,20 +55,46 @@ def summary_lines(result: BatchResult) -> list[str]:
     return lines + lms_lines(result)
 
 
+#: How many names a summary list shows before "and N more".
+LIST_LENGTH = 12
+
+
+def listing(title: str, items: list[str]) -> list[str]:
+    """A titled list, one item a line (names hold commas: "Hopper, Grace"), the rest counted."""
+    if not items:
+        return []
+    shown = [f"    {clip(item, 160)}" for item in items[:LIST_LENGTH]]
+    more = [f"    ... and {len(items) - LIST_LENGTH} more"] if len(items) > LIST_LENGTH else []
+    return [f"  {title} ({len(items)}):", *shown, *more]
+
+
 def lms_lines(result: BatchResult) -> list[str]:
-    """Where the grades for the LMS went, and who could not be matched there."""
+    """Where the grades for the LMS went, and everything the LMS files do not say by themselves."""
     lines = []
+    if result.canvas_csv is not None:
+        lines.append(f"Canvas import file: {result.canvas_csv}")
     fill = result.canvas
     if fill is not None:
         lines.append(f"Canvas: filled {plural(fill.filled, 'student')} in column {fill.column!r}: {fill.path}")
-        if fill.submissions_without_student:
-            lines.append(f"  not in the Canvas export ({len(fill.submissions_without_student)}): "
-                         + clip(", ".join(fill.submissions_without_student), 200))
-        if fill.students_without_submission:
-            lines.append(f"  no submission graded ({len(fill.students_without_submission)}): "
-                         + clip(", ".join(fill.students_without_submission), 200))
-    for path in result.moodle:
-        lines.append(f"Moodle: {path}")
+        if fill.scaled:
+            lines.append(f"  grades scaled from {points(fill.scaled[0])} to the column's {points(fill.scaled[1])} "
+                         "points (--canvas-scale)")
+        lines += listing("left blank, not one to one", fill.ambiguous)
+        lines += listing("scores already in the column, replaced", fill.changed)
+        lines += listing("scores already in the column, kept (--canvas-keep-scores)", fill.kept)
+        lines += listing("not in the Canvas export", fill.submissions_without_student)
+        lines += listing("no submission graded", fill.students_without_submission)
+    moodle = result.moodle
+    if moodle is not None:
+        for path in moodle.written:
+            lines.append(f"Moodle: {path}")
+        for reason in moodle.not_written:
+            lines.append(f"Moodle: not written: {reason}")
+        if moodle.written:
+            lines.append(f"  grades out of {points(moodle.max_grade)}: the Moodle assignment's Maximum grade must be "
+                         f"{points(moodle.max_grade)} (Moodle skips a grade above it; its default is 100); "
+                         "--moodle-max-grade sets it")
+        lines += listing("in neither Moodle file (no e-mail, ID number or Moodle participant)", moodle.left_out)
     return lines
 
 
