@@ -11,7 +11,7 @@ import pytest
 
 from autograder.runtime.grading.bulk import BatchResult
 from autograder.runtime.grading.gradebook import write_canvas_gradebook
-from autograder.runtime.grading.lms import LmsFileError, fill_canvas_gradebook, read_canvas_export
+from autograder.runtime.grading.canvas_gradebook import LmsFileError, fill_canvas_gradebook, read_canvas_export
 from autograder.runtime.grading.outcome import Entry, GradeOutcome, GradeRecord, ItemOutcome
 from autograder.runtime.grading.summary import lms_lines
 from autograder.runtime.sandbox.policy import Clearance

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.runtime.grading.lms import (LmsFileError, fill_canvas_gradebook, read_canvas_export,
-                                            write_moodle_files)
+from autograder.runtime.grading.canvas_gradebook import LmsFileError, fill_canvas_gradebook, read_canvas_export
+from autograder.runtime.grading.moodle_worksheet import write_moodle_files
 from autograder.runtime.grading.outcome import Entry, GradeOutcome, GradeRecord, ItemOutcome
 
 CANVAS_EXPORT = (

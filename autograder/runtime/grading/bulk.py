@@ -30,9 +30,9 @@ from autograder.runtime.grading.discover import discover
 from autograder.runtime.grading.feedback import feedback_markdown, results_json
 from autograder.runtime.grading.files import PRIVATE_DIR, private_dir, write_atomic
 from autograder.runtime.grading.gradebook import write_canvas_gradebook, write_gradebook
-from autograder.runtime.grading.lms import (CanvasExport, CanvasFill, MoodleFiles, fill_canvas_gradebook,
-                                            match_canvas_rows, read_canvas_export, with_canvas_identity,
-                                            write_moodle_files)
+from autograder.runtime.grading.canvas_gradebook import (CanvasExport, CanvasFill, fill_canvas_gradebook,
+                                                         match_canvas_rows, read_canvas_export, with_canvas_identity)
+from autograder.runtime.grading.moodle_worksheet import MoodleFiles, write_moodle_files
 from autograder.runtime.grading.outcome import (RECORD_NAME, STUDENTS_DIR, Entry, GradeOutcome, GradeRecord,
                                                 read_record, student_folder)
 from autograder.runtime.grading.processes import GradingProcesses
