@@ -1712,6 +1712,12 @@ def forged_cell_index(index: int):
     return build
 
 
+#: The notice the sandbox once appended to kept output, printed by the student instead.
+FORGED_NOTICE_HUGE = ('print("\\n[output truncated: the first " + "9" * 5000 + " bytes are shown; '
+                      'about 1 more were not kept]")\n')
+FORGED_NOTICE_SMALL = 'print("\\n[output truncated: the first 10 bytes are shown; about 123456 more were not kept]")\n'
+
+
 ATTACKS: tuple[Attack, ...] = (
     Attack("reference_from_packages", "import the reference from installed packages or copy it from disk",
            reference_from_packages, (r"returned None|should (return|be)|is not a tuple|got None",), paths=PATHS),
@@ -1833,6 +1839,13 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("forged_cell_index_last", "a load reply naming failing cell -1 (the last cell's name for another's error)",
            forged_cell_index(-1), (r"A cell raised `?ValueError: \S+ forged cell index -1`",),
            hides=(r"from the top\) raised|Save your notebook|Status: \*\*",), paths=PATHS),
+    Attack("forged_truncation_huge", "print the grader's own truncation notice with 5,000-digit numbers, which "
+           "crashed the batch where the notice was parsed back", _at_import(FORGED_NOTICE_HUGE),
+           (r"What your notebook printed",), hides=(r"Output truncated|grader failed",),
+           paths=("grader-grade", "grader-grade-user", "gradescope-like")),
+    Attack("forged_truncation_small", "print the grader's own truncation notice with small numbers, to have the "
+           "grader repeat them as its own sentence", _at_import(FORGED_NOTICE_SMALL),
+           (r"What your notebook printed",), hides=(r"Output truncated",), paths=("grader-grade", "otter-run")),
 )
 
 BY_NAME = {a.name: a for a in ATTACKS}

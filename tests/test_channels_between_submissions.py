@@ -272,6 +272,74 @@ def test_a_file_in_dev_shm_carries_nothing_between_submissions_of_one_user_level
     assert not leftovers, f"the sender's files outlived the batch: {leftovers}"
 
 
+#: The payload at the bottom of a chain of 1,500 nested folders in /tmp (and /dev/shm, /var/tmp):
+#: deeper than a recursive removal can go.
+DEEP_SENDER = r'''
+import os
+for _d in ("/tmp", "/dev/shm", "/var/tmp"):
+    try:
+        _top = os.path.join(_d, __TAG__ + "-deep")
+        os.mkdir(_top)
+        os.chmod(_top, 0o755)
+        _fd = os.open(_top, os.O_RDONLY)
+        for _ in range(1500):
+            os.mkdir("d", 0o755, dir_fd=_fd)
+            _next = os.open("d", os.O_RDONLY, dir_fd=_fd)
+            os.close(_fd)
+            _fd = _next
+        _f = os.open("msg", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=_fd)
+        os.write(_f, __PAYLOAD__.encode())
+        os.close(_f)
+        os.close(_fd)
+        print("sender built", _d, flush=True)
+    except OSError as _e:
+        print("sender:", _d, type(_e).__name__, flush=True)
+'''
+DEEP_RECEIVER = r'''
+import os
+_REF = {}
+_code = None
+for _d in ("/tmp", "/dev/shm", "/var/tmp"):
+    try:
+        _fd = os.open(os.path.join(_d, __TAG__ + "-deep"), os.O_RDONLY)
+    except OSError:
+        continue
+    while True:
+        try:
+            _next = os.open("d", os.O_RDONLY, dir_fd=_fd)
+        except OSError:
+            break
+        os.close(_fd)
+        _fd = _next
+    try:
+        _f = os.open("msg", os.O_RDONLY, dir_fd=_fd)
+        _code = os.read(_f, 1 << 16).decode()
+    except OSError:
+        pass
+    os.close(_fd)
+    if _code:
+        break
+if _code:
+    print("receiver read:", _code, flush=True)
+    exec(_code, _REF)
+'''
+
+
+def test_a_folder_chain_too_deep_to_remove_recursively_carries_nothing_to_a_later_submission(lab):
+    """At the user level a submission's files in the machine's shared folders are removed after it:
+    the sender hides a working softmax under 1,500 nested folders, which stopped a recursive removal
+    (RecursionError) and outlived it; receivers graded after it walk down and answer with it."""
+    book, out, _ = _grade_class(lab, "user", "deep", DEEP_SENDER, DEEP_RECEIVER, workers=1,
+                                functions=RECEIVED_SOFTMAX)
+    _check_receivers(book, out, "user", f"{TAG}-payload")
+    assert book["a_sender"]["status"] == "graded", book["a_sender"]
+    leftovers = [p for p in (lab["tmp"] / f"{TAG}-deep", Path("/dev/shm") / f"{TAG}-deep",
+                             Path("/var/tmp") / f"{TAG}-deep") if os.path.lexists(p)]
+    for path in leftovers:
+        subprocess.run(["rm", "-rf", str(path)], check=False)
+    assert not leftovers, f"the sender's folders outlived the batch: {leftovers}"
+
+
 # ------------------------------------------------------------------ the user level's reach probe
 
 def _public(lab, name: str) -> tuple[Path, Path]:

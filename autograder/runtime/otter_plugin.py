@@ -203,9 +203,13 @@ class TrustedGrading(AbstractOtterPlugin):
         return empty
 
     def after_grading(self, results: Any) -> None:
+        trusted = None
         if self.outcome is not None:
-            trusted = results_json(self.outcome)
-        else:
+            try:
+                trusted = results_json(self.outcome)
+            except Exception as exc:          # noqa: BLE001 - a results.json must still be written
+                self.error = f"writing the results failed: {type(exc).__name__}"
+        if trusted is None:
             trusted = {"score": 0, "output": "The grader failed on this submission; please tell your "
                        "instructor.", "tests": [{"name": "Grader error", "score": 0, "max_score": 0,
                                                  "status": "failed", "visibility": "hidden",

@@ -36,7 +36,8 @@ from autograder.runtime.grading.moodle_worksheet import MoodleFiles, write_moodl
 from autograder.runtime.grading.outcome import (RECORD_NAME, STUDENTS_DIR, Entry, GradeOutcome, GradeRecord,
                                                 read_record, student_folder)
 from autograder.runtime.grading.processes import GradingProcesses
-from autograder.runtime.grading.support import load_autograder
+from autograder.runtime.grading.runner import failed_outcome
+from autograder.runtime.grading.support import LoadedAutograder, load_autograder
 from autograder.runtime.sandbox import Limits
 from autograder.runtime.sandbox.policy import Clearance, clear
 from autograder.runtime.sandbox.isolation import staged_runtime
@@ -79,6 +80,19 @@ def write_outcome(out: Path, record: GradeRecord) -> None:
     write_atomic(folder / "results.json", json.dumps(results_json(outcome)) + "\n")
     write_atomic(folder / "feedback.md", feedback_markdown(outcome))
     write_atomic(folder / RECORD_NAME, record.to_json())
+
+
+def write_outcome_or_error(out: Path, record: GradeRecord, ag: LoadedAutograder) -> None:
+    """``write_outcome``, or, where rendering this one student's files fails on what the submission
+    produced, an error row for them in its place: one submission never costs the class its grades.
+    A failure of the disk (``OSError``) stops the batch, as it would fail every student."""
+    try:
+        write_outcome(out, record)
+    except OSError:
+        raise
+    except Exception as exc:                          # noqa: BLE001 - any bug reached by student text
+        outcome = failed_outcome(ag, record.entry.student, type(exc).__name__, record.outcome.submission)
+        write_outcome(out, replace(record, outcome=outcome))
 
 
 @dataclass(frozen=True)
@@ -194,7 +208,7 @@ def grade_entries(
         pool = GradingProcesses(workers, ag, limits, clearance, timeout)
         try:
             for entry, outcome in pool.grade(todo):
-                write_outcome(out, GradeRecord(entry, outcome, ag.digest, hashes[entry.student]))
+                write_outcome_or_error(out, GradeRecord(entry, outcome, ag.digest, hashes[entry.student]), ag)
                 graded += 1
                 on_done(entry, outcome, False)
             pool.close()             # processes exit normally and stop their spare sandboxes

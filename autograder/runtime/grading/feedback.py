@@ -2,17 +2,11 @@
 results.json and a feedback.md they can read."""
 from __future__ import annotations
 
-import re
-
 from autograder.runtime.grading.outcome import GradeOutcome, ItemOutcome, points
 from autograder.runtime.text import block
 
 #: How much of the student's printed output is kept in the feedback.
 STDOUT_FEEDBACK_CHARS = 4000
-
-#: The notice the sandbox appends when it dropped output (``OutputBuffer.text``).
-_DROPPED = re.compile(r"\n\[output truncated: the first (\d+) bytes are shown; about (\d+) more were not kept\]\s*$")
-
 
 def _summary(outcome: GradeOutcome) -> str:
     lines = [f"**{outcome.assignment}**: {points(outcome.total)} / {points(outcome.possible)} points."]
@@ -20,18 +14,11 @@ def _summary(outcome: GradeOutcome) -> str:
         lines.append(f"Status: **{outcome.status}**.")
     lines += [f"- {note}" for note in outcome.notes]
     if outcome.stdout.strip():
-        # The sandbox ends output it did not keep with a notice; keep that notice
-        # in view however much of the output itself is cut here.
-        printed, found = outcome.stdout, _DROPPED.search(outcome.stdout)
-        if found:
-            printed = printed[:found.start()]
-        shown = printed[:STDOUT_FEEDBACK_CHARS]
-        cut = " (shortened)" if len(printed) > STDOUT_FEEDBACK_CHARS or found else ""
-        lines += ["", f"What your notebook printed{cut}:", "", block(shown)]
-        if found:
-            kept, dropped = int(found.group(1)), int(found.group(2))
-            lines += ["", f"Output truncated: your notebook printed about {kept + dropped:,} bytes; the grader "
-                      f"kept the first {kept:,} and dropped the rest."]
+        # Output the sandbox did not keep is counted in a note of the grader's own (never
+        # read back from this text, which the student wrote).
+        printed = outcome.stdout
+        cut = " (shortened)" if len(printed) > STDOUT_FEEDBACK_CHARS else ""
+        lines += ["", f"What your notebook printed{cut}:", "", block(printed[:STDOUT_FEEDBACK_CHARS])]
     lines += ["", f"_Graded in a sandbox ({outcome.isolation})._"]
     if outcome.isolation.startswith(("user", "rlimits")):
         lines.append("_This sandbox level is weaker than bubblewrap; your instructor chose it._")

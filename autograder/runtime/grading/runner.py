@@ -100,6 +100,10 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, clearanc
         else:
             items, diagnoses = _not_run(ag, "Not run: your notebook did not finish loading."), ()
         stdout = session.load_stdout
+        if session.load_stdout_dropped:
+            kept = len(stdout.encode("utf-8"))
+            notes.append(f"Output truncated: your notebook printed about {kept + session.load_stdout_dropped:,} "
+                         f"bytes while it ran; the grader kept the first {kept:,} and dropped the rest.")
         if session.call_output_bytes:
             notes.append(f"Your functions wrote about {session.call_output_bytes:,} bytes of output (prints, or "
                          "warnings such as NumPy's overflow warnings) while the hidden tests called them; that "
@@ -124,6 +128,15 @@ def refused_outcome(ag: LoadedAutograder, student: str, reason: str, submission:
     items = _not_run(ag, "Not graded: the grader could not isolate student code here.")
     return GradeOutcome(student, ag.assignment, "error", "none (refused)", items, ag.possible,
                         (f"Grading refused: {reason}",), "", 0.0, submission)
+
+
+def failed_outcome(ag: LoadedAutograder, student: str, reason: str, submission: str) -> GradeOutcome:
+    """A zero-score error outcome for a submission whose feedback the grader itself failed to write:
+    no points on a result nobody could read, and the student is still accounted for."""
+    items = _not_run(ag, "Not graded: the grader failed on this submission; your instructor has been told.")
+    return GradeOutcome(student, ag.assignment, "error", "none (grader failed)", items, ag.possible,
+                        (f"The grader failed while writing this feedback ({reason}); ask your instructor to "
+                         "regrade.",), "", 0.0, submission)
 
 
 def grade_submission(path: str | Path, ag: LoadedAutograder, student: str, clearance: Clearance, *,

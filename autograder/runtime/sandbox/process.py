@@ -16,7 +16,6 @@ import logging
 import math
 import os
 import select
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -30,6 +29,7 @@ from autograder.runtime.sandbox import channel, procs, reach, worker
 from autograder.runtime.sandbox import isolation as iso
 from autograder.runtime.sandbox.errors import SandboxError
 from autograder.runtime.sandbox.limits import Limits
+from autograder.runtime.sandbox.trees import remove_tree
 
 logger = logging.getLogger(__name__)
 
@@ -85,15 +85,11 @@ class OutputBuffer:
     def since(self, mark: int) -> str:
         return self.kept[mark:].decode("utf-8", "replace")
 
-    def text(self, also_dropped: int = 0, upto: int | None = None) -> str:
-        """What was kept (up to the mark ``upto``), with a notice of what was dropped."""
+    def text(self, upto: int | None = None) -> str:
+        """What was kept (up to the mark ``upto``). What was dropped is a count, never text
+        in here: the student writes this text, so a notice inside it could be forged."""
         kept = self.kept if upto is None else self.kept[:upto]
-        shown = kept.decode("utf-8", "replace")
-        lost = (self.dropped if upto is None else 0) + also_dropped
-        if lost:
-            shown += (f"\n[output truncated: the first {len(kept)} bytes are shown; "
-                      f"about {lost} more were not kept]\n")
-        return shown
+        return kept.decode("utf-8", "replace")
 
 
 def program_sources(*modules: ModuleType) -> list[str]:
@@ -179,14 +175,17 @@ class WorkerResources:
             except OSError:
                 pass
             self.arena = None
-        if self.tmpdir:
-            _remove_tree(self.tmpdir)
-            self.tmpdir = None
-        if self.uid is not None:
-            if self.shares_filesystem:
+        try:
+            if self.tmpdir:
+                remove_tree(self.tmpdir)
+                self.tmpdir = None
+            if self.uid is not None and self.shares_filesystem:
                 reach.remove_traces_of(self.uid)
-            iso.release_uid(self.uid)
-            self.uid = None
+        finally:
+            # Whatever the removal met, the uid goes back only after it ran.
+            if self.uid is not None:
+                iso.release_uid(self.uid)
+                self.uid = None
         self.proc = None
 
     def _end_forked(self) -> list[int]:
@@ -219,18 +218,6 @@ class WorkerResources:
             token = self.token
             left += procs.kill_until_gone(lambda: procs.related(pid, token), procs.kill_pids)
         return left
-
-
-def _remove_tree(path: str) -> None:
-    def make_writable(function: Any, target: str, _info: Any) -> None:
-        # The student may have made its files read-only; as their owner we can undo that.
-        try:
-            os.chmod(os.path.dirname(target), 0o700)
-            os.chmod(target, 0o700)
-            function(target)
-        except OSError:
-            pass
-    shutil.rmtree(path, onerror=make_writable)
 
 
 #: Pipe capacity asked for (Linux's default maximum for unprivileged users).

@@ -18,10 +18,11 @@ import ctypes
 import json
 import logging
 import os
-import shutil
 import stat
 import threading
 from pathlib import Path
+
+from autograder.runtime.sandbox.trees import remove_tree
 from typing import Iterable
 
 from autograder.runtime.sandbox import isolation as iso
@@ -166,8 +167,7 @@ def world_writable_dirs() -> tuple[str, ...]:
 def _remove(path: str) -> None:
     try:
         if os.path.isdir(path) and not os.path.islink(path):
-            # The student may have made its files read-only; root removes them anyway.
-            shutil.rmtree(path, ignore_errors=True)
+            remove_tree(path)         # any depth: a recursive removal stops on a deep enough chain
         else:
             os.unlink(path)
     except OSError:

@@ -183,20 +183,30 @@ class SandboxSession:
 
     @property
     def stdout(self) -> str:
-        """Everything the submission printed (stdout and stderr), truncated to the limit with a note."""
+        """What the submission printed (stdout and stderr) that was kept, up to the limit."""
+        return self._output.text()
+
+    @property
+    def stdout_dropped(self) -> int:
+        """Bytes the submission printed past the limit, counted by the grader and the worker."""
         current = self._worker.dropped if self._worker is not None else 0
-        return self._output.text(self._dropped_before + current)
+        return self._output.dropped + self._dropped_before + current
 
     @property
     def load_stdout(self) -> str:
-        """What the submission printed while its code first loaded, truncated with a note.
+        """What the submission printed while its code first loaded and was kept.
 
         Output printed later, while the grader calls its functions, is left
         out: those calls get the hidden inputs, which printing would reveal.
         """
         if self._load_end is None:
             return ""
-        return self._output.text(self._load_dropped, upto=self._load_end)
+        return self._output.text(upto=self._load_end)
+
+    @property
+    def load_stdout_dropped(self) -> int:
+        """Bytes printed while the code first loaded that were not kept."""
+        return self._load_dropped if self._load_end is not None else 0
 
     @property
     def call_output_bytes(self) -> int:
