@@ -132,7 +132,7 @@ def blame_sentence(name, chain):
     between = [c for c in chain[chain.index(name) + 1 if name in chain else 0:-1] if c != name]
     through = f" (through {', '.join(f'`{c}`' for c in between)})" if between else ""
     return (f"The error is raised inside your `{inner}`, which `{name}` calls{through}: the fault is in "
-            f"`{inner}`, so fix `{inner}` first, then run this check again.")
+            f"`{inner}`, so fix `{inner}` first.")
 
 
 def calls_of(function):
