@@ -187,3 +187,19 @@ def test_a_broken_helper_is_named_by_the_check_of_the_function_that_calls_it(cas
     fixed = [m for m in failed.get(own, []) if m.startswith(f"test_{own}_{caller}_on_fixed_inputs")]
     assert fixed, f"{caller}'s fixed-input check passed: {failed}"
     assert f"`{broken}`" in fixed[0] and f"fix `{broken}` first" in fixed[0], fixed[0]
+
+
+def test_a_workflow_cell_after_an_unwritten_function_says_not_written_yet():
+    # An untouched notebook: the first workflow cell could not set `yb`, so the next one meets a
+    # NameError for it; the student has written nothing wrong, so nothing is called a raise.
+    base, _, _ = _assignment("lm-head")
+    said = base["not_ready"]("the head or the loss", NameError("name 'yb' is not defined", name="yb"))
+    assert "not written yet" in said and "raised" not in said, said
+
+
+def test_the_starter_numerical_gradient_passes_no_check():
+    def numerical_gradient(f, x, eps=1e-6):
+        ...
+    failed = run_checks("lm-head", {"numerical_gradient": numerical_gradient})
+    q6 = [m for m in failed.get("q6", []) if "input_is_restored" in m]
+    assert q6, failed.get("q6")
