@@ -163,3 +163,43 @@ def test_blind_corpora_pass_their_own_checks_and_never_fail_another_questions():
     print(f"\nBLIND public checks fail for {caught}/{mistakes} mistakes")
     assert rejected == [], rejected
     assert blamed == [], blamed
+
+
+def _student_namespace(name: str, source: str) -> dict:
+    """The notebook's namespace after its setup cell, the references for the functions ``source``
+    does not define, and ``source`` run in it, as a student's cells run in the kernel's globals."""
+    base, _, _ = _assignment(name)
+    namespace = {**base, "__name__": "__main__",
+                 **{f: getattr(solutions, f) for f, a in FUNCTIONS.items() if a == name}}
+    exec(compile(source, "<student cells>", "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("case", range(len(__import__("tests.cross_function").cross_function.CASES)))
+def test_a_broken_helper_is_named_by_the_check_of_the_function_that_calls_it(case):
+    # A correct function that calls the student's broken one: the caller's own check must say the
+    # fault is in the broken one, whether that raises or returns wrong values.
+    from tests.cross_function import CASES
+    name, caller, broken, source = CASES[case]
+    namespace = _student_namespace(name, source)
+    failed = run_checks(name, {f: namespace[f] for f in FUNCTIONS if f in namespace and FUNCTIONS[f] == name})
+    own = _assignment(name)[2][caller]
+    fixed = [m for m in failed.get(own, []) if m.startswith(f"test_{own}_{caller}_on_fixed_inputs")]
+    assert fixed, f"{caller}'s fixed-input check passed: {failed}"
+    assert f"`{broken}`" in fixed[0] and f"fix `{broken}` first" in fixed[0], fixed[0]
+
+
+def test_a_workflow_cell_after_an_unwritten_function_says_not_written_yet():
+    # An untouched notebook: the first workflow cell could not set `yb`, so the next one meets a
+    # NameError for it; the student has written nothing wrong, so nothing is called a raise.
+    base, _, _ = _assignment("lm-head")
+    said = base["not_ready"]("the head or the loss", NameError("name 'yb' is not defined", name="yb"))
+    assert "not written yet" in said and "raised" not in said, said
+
+
+def test_the_starter_numerical_gradient_passes_no_check():
+    def numerical_gradient(f, x, eps=1e-6):
+        ...
+    failed = run_checks("lm-head", {"numerical_gradient": numerical_gradient})
+    q6 = [m for m in failed.get("q6", []) if "input_is_restored" in m]
+    assert q6, failed.get("q6")

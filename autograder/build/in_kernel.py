@@ -98,6 +98,63 @@ def call(function, args, kwargs):
     return out, changed(before, (args, kwargs)), (args, kwargs)
 
 
+def own_functions(function):
+    """``{code object: name}`` of the functions defined where ``function`` was (the student's own
+    cells: same namespace, same module), so a traceback or a call can be read in their names."""
+    namespace = getattr(function, "__globals__", None) or {}
+    module = getattr(function, "__module__", None)
+    found = {}
+    for name, value in list(namespace.items()):
+        code = getattr(value, "__code__", None)
+        if isinstance(name, str) and hasattr(code, "co_code") and getattr(value, "__module__", None) == module:
+            found.setdefault(code, name)
+    return found
+
+
+def raised_inside(exc, function):
+    """The student's own functions ``exc`` passed through, outermost first (``function`` itself
+    included when its frame is there): the last one is where the error was raised."""
+    own, names, tb = own_functions(function), [], getattr(exc, "__traceback__", None)
+    while tb is not None:
+        name = own.get(tb.tb_frame.f_code)
+        if name is not None and (not names or names[-1] != name):
+            names.append(name)
+        tb = tb.tb_next
+    return names
+
+
+def blame_sentence(name, chain):
+    """'' or the sentence that moves the blame for an exception to the student's function that
+    raised it, when that is not ``name``: ``chain`` is ``raised_inside``'s list."""
+    if not chain or chain[-1] == name:
+        return ""
+    inner = chain[-1]
+    between = [c for c in chain[chain.index(name) + 1 if name in chain else 0:-1] if c != name]
+    through = f" (through {', '.join(f'`{c}`' for c in between)})" if between else ""
+    return (f"The error is raised inside your `{inner}`, which `{name}` calls{through}: the fault is in "
+            f"`{inner}`, so fix `{inner}` first.")
+
+
+def calls_of(function):
+    """The student's own functions ``function`` calls by name, directly or through each other."""
+    own = own_functions(function)
+    by_name = {n: c for c, n in own.items()}
+    start = getattr(function, "__code__", None)
+    seen, found, stack = set(), [], [start] if start is not None else []
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        stack.extend(c for c in current.co_consts if hasattr(c, "co_code"))
+        for op in dis.get_instructions(current):
+            target = by_name.get(op.argval) if op.opname in ("LOAD_GLOBAL", "LOAD_NAME") else None
+            if target is not None and target is not start and op.argval not in found:
+                found.append(op.argval)
+                stack.append(target)
+    return found
+
+
 def _shapes(parameters, args, kwargs):
     parts = []
     for name, value in [*zip(parameters, args), *kwargs.items()]:
@@ -130,7 +187,27 @@ def numbers_read(function):
     return found
 
 
-def diagnose(function, name, parameters, probes, right, slips, tools):
+def wrong_helpers(function, name, helpers):
+    """Of the student's functions ``function`` calls, those with probes in ``helpers``
+    (``{name: (parameters, probes, right)}``) that are wrong on their own fixed inputs, with the
+    first such input: ``[(helper, input number, what it gives)]``. Calling the helper alone on its
+    own inputs is what separates a fault of the helper from one of the caller."""
+    namespace, found = getattr(function, "__globals__", None) or {}, []
+    for helper in calls_of(function):
+        if helper == name or helper not in helpers or not callable(namespace.get(helper)):
+            continue
+        _, probes, right = helpers[helper]
+        for i, ((args, kwargs), want) in enumerate(zip(probes, right)):
+            out, was_changed, _ = call(namespace[helper], args, kwargs)
+            if was_changed or not same(out, decode(want)):
+                what = ("changes one of its arguments" if was_changed else
+                        f"raises {out[1]}" if raised(out) else "gives a wrong result")
+                found.append((helper, i + 1, what))
+                break
+    return found
+
+
+def diagnose(function, name, parameters, probes, right, slips, tools, helpers=None):
     """``None`` when ``function`` is right on every probe, else one message saying what is wrong.
 
     ``probes`` are encoded (args, kwargs) pairs, ``right`` the encoded right results, ``slips``
@@ -142,6 +219,14 @@ def diagnose(function, name, parameters, probes, right, slips, tools):
     message = _problem(function, name, parameters, probes, right, slips, tools, numbers)
     if message is None:
         return None
+    faulty = wrong_helpers(function, name, helpers or {}) if not message.startswith("The error") else []
+    if faulty:
+        lines = [f"`{name}` calls your `{h}`, which {what} on its own fixed input {i} (its own check runs "
+                 f"it alone and says more): fix `{h}` first, then run this check again." for h, i, what in faulty]
+        # What the caller gives is not read for slips of its own here: with a wrong helper inside,
+        # its result says nothing about its own code.
+        message = "\n".join(lines) + (f"\n`{name}` itself may be right: once the functions it calls pass "
+                                       "their own checks, run this check again.")
     if numbers:
         listing = ", ".join(f"`{k}` (= {v})" for k, v in sorted(numbers.items()))
         message += (f"\n`{name}` reads the notebook-level number(s) {listing}: if that is a size, take "
@@ -156,6 +241,12 @@ def _problem(function, name, parameters, probes, right, slips, tools, numbers):
     moved = [i for i, (_, was_changed, _) in enumerate(runs) if was_changed]
     if not wrong and not moved:
         return None
+    # An error raised inside another of the student's functions is that function's, whatever
+    # slip of this one it resembles: say so before any slip is matched.
+    elsewhere = [i for i in wrong if raised(runs[i][0]) and blame_sentence(name, raised_inside(runs[i][0][2], function))]
+    if elsewhere:
+        wrong = elsewhere
+        slips = []
     for slip in slips:
         if all(same(out, decode(r)) and was_changed == c
                for (out, was_changed, _), r, c in zip(runs, slip["results"], slip["changed"])):
@@ -164,7 +255,7 @@ def _problem(function, name, parameters, probes, right, slips, tools, numbers):
                     if len(named) == 1 else
                     f"`{name}` gives exactly what each of these known slips gives on these fixed inputs:")
             return lead + "\n" + "\n".join(f"- {n}" for n in named)
-    if moved:
+    if moved and not elsewhere:
         i = moved[0]
         return (f"`{name}` changed one of its arguments in place (fixed input {i + 1}: "
                 f"{_shapes(parameters, *runs[i][2])}). Work on a copy: the caller still needs its arrays.")
@@ -172,6 +263,12 @@ def _problem(function, name, parameters, probes, right, slips, tools, numbers):
     out, _, (args, kwargs) = runs[i]
     where = f"fixed input {i + 1} of {len(runs)} ({_shapes(parameters, args, kwargs)})"
     if raised(out):
+        blame = blame_sentence(name, raised_inside(out[2], function))
+        if blame:
+            # The cause is read in the helper's terms: the caller's argument names are not its own.
+            cause = tools["cause_of"](f"{out[1]}: {out[2]}", [], ())
+            return (f"{blame}\n`{name}` raised {out[1]} on {where}: {out[2]}"
+                    + (f"\n{cause}" if cause else ""))
         cause = tools["cause_of"](f"{out[1]}: {out[2]}", list(parameters), tuple(args))
         return f"`{name}` raised {out[1]} on {where}: {out[2]}" + (f"\n{cause}" if cause else "")
     sizes = tools["notebook_sizes"](numbers)

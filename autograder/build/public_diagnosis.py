@@ -7,8 +7,11 @@ renders one more public check, ``test_<question>_<function>_on_fixed_inputs``. I
 values: the inputs, the right result on each and, for every catalogued mistake, the result
 that mistake gives there (with its title and explanation). No reference implementation, no
 catalogue code and no hidden input goes to the student. In the kernel the check calls the
-student's function, and only that function, on each input; ``in_kernel.diagnose`` says what
-is wrong. Mistakes the probes cannot tell from the right answer are left out; mistakes the
+student's function on each input; ``in_kernel.diagnose`` says what is wrong. When it is wrong
+and calls another of the student's functions, the blame goes where the evidence puts it: an
+exception raised inside that other function is that function's (read from the traceback's
+frames), and a wrong result is laid on it only when it is wrong on its own fixed inputs too
+(each check ships the other functions' probes and right results for that). Mistakes the probes cannot tell from the right answer are left out; mistakes the
 probes cannot tell from each other are named together.
 """
 from __future__ import annotations
@@ -79,6 +82,7 @@ def fixed_input_checks(question: str, probes: dict[str, list[Probe]], catalogue:
                        functions: tuple[str, ...]) -> list[str]:
     """The source of one check per function of ``question`` that has probes, in ``functions`` order."""
     template, (kernel_source, relations_source, causes_source) = _template(), _shipped_sources()
+    helpers = _helpers(probes, catalogue)
     checks = []
     for function in functions:
         if function not in probes:
@@ -105,8 +109,22 @@ def fixed_input_checks(question: str, probes: dict[str, list[Probe]], catalogue:
             parameters=repr(list(inspect.signature(catalogue.reference(function)).parameters)),
             probes=repr(shipped), right=repr([encode(r) for r in right]), slips=repr(slips),
             kernel=repr(kernel_source), relations=repr(relations_source), causes=repr(causes_source),
+            helpers=repr({h: v for h, v in helpers.items() if h != function}),
         ).strip("\n"))
     return checks
+
+
+def _helpers(probes: dict[str, list[Probe]], catalogue: Catalogue) -> dict[str, tuple]:
+    """Every probed function's parameters, encoded probes and right results: a check ships the
+    other functions' so that, when its function calls one of them and is wrong, the kernel can run
+    that one alone on its own inputs and say which of the two is at fault."""
+    found = {}
+    for function, its_probes in probes.items():
+        shipped = [(encode(p.args), encode(p.kwargs)) for p in its_probes]
+        right, _ = _results(catalogue.reference(function), shipped)
+        found[function] = (list(inspect.signature(catalogue.reference(function)).parameters), shipped,
+                           [encode(r) for r in right])
+    return found
 
 
 @lru_cache(maxsize=None)

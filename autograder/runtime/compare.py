@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -191,6 +192,17 @@ def check_plain(name: str, value, kind: type, why: str) -> Verdict:
     return PASS
 
 
-def explained(verdict: Verdict, why: str) -> Verdict:
-    """``verdict``, with ``why`` (what the test's inputs probe, and what that needs) added when it failed."""
-    return verdict if verdict.ok or not why else Verdict(False, f"{verdict.message} {why}")
+def explained(verdict: Verdict, why: str, shows: Callable[[], bool] | None = None) -> Verdict:
+    """``verdict``, with ``why`` (what the test's inputs probe, and what that needs) added when it failed.
+
+    ``shows``: when given, ``why`` is added only if it returns True, that is when the student's
+    result shows what ``why`` is about (a non-finite loss for an underflow, a deviation of the
+    size an epsilon makes): a hint about a cause the result does not show would send the student
+    after code they never wrote. Called only on failure, so it costs nothing on a pass."""
+    if verdict.ok or not why:
+        return verdict
+    try:
+        applies = shows is None or bool(shows())
+    except Exception:             # a student's odd result: no hint rather than a crash
+        applies = False
+    return Verdict(False, f"{verdict.message} {why}") if applies else verdict

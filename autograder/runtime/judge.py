@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from autograder.runtime.blame import blame_sentence, raised_inside
 from autograder.runtime.compare import Verdict, array_structure, check_array, check_number, number_structure
 from autograder.runtime.text import code
 from autograder.runtime.tolerances import GRADIENT_CHECK_EPS, SCALAR_ATOL, SCALAR_RTOL
@@ -67,7 +68,12 @@ class StudentCallFailed(Exception):
 
     Its message is complete feedback (the student's exception, a timeout, a
     return value that cannot be sent back), so ``call`` reports it as is.
+    ``raised_in``: the student's functions an exception passed through, outermost first.
     """
+
+    def __init__(self, message: str, raised_in: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.raised_in = tuple(raised_in)
 
 
 def _function(student: Any, name: str) -> Callable:
@@ -109,10 +115,10 @@ def call(student: Any, name: str, *args: Any) -> Any:
             given = copy.deepcopy(args)
             output = fn(*given)
     except StudentCallFailed as exc:
-        raise Feedback(str(exc) + _error_hints(fn, isolated, name, args, str(exc))) from None
+        raise Feedback(_blamed(name, exc.raised_in, str(exc), fn, isolated, args)) from None
     except Exception as exc:  # the student's error, reported as feedback
         said = f"`{name}` raised {code(f'{type(exc).__name__}: {exc}')}"
-        raise Feedback(said + _error_hints(fn, isolated, name, args, said)) from None
+        raise Feedback(_blamed(name, raised_inside(exc, fn), said, fn, isolated, args)) from None
     for index, (before, after) in enumerate(zip(args, given)):
         if isinstance(before, np.ndarray) and after is not before and not (
             isinstance(after, np.ndarray) and after.shape == before.shape
@@ -143,6 +149,19 @@ def _rounding_left(name: str, param: str) -> str:
             "before by rounding. Adding a step and subtracting it again does not always give the same "
             "float back; keep the old value and restore it (`old = x[i]`, ..., `x[i] = old`), or nudge a "
             "copy.")
+
+
+def _blamed(name: str, chain: Sequence[str], said: str, fn: Callable, isolated: Callable | None,
+            args: tuple) -> str:
+    """The feedback for an exception ``name``'s call raised: led by whose it is when another of the
+    student's functions raised it (``chain``, outermost first), then read for its cause in that
+    function's terms (the caller's argument names and a retry of the caller say nothing of it)."""
+    blame = blame_sentence(name, chain)
+    if not blame:
+        return said + _error_hints(fn, isolated, name, args, said)
+    from autograder.runtime.error_causes import cause_of
+    cause = cause_of(said, [], ())
+    return f"{blame}\n\n{said}" + (f"\n\n{cause}" if cause else "")
 
 
 def _error_hints(fn: Callable, isolated: Callable | None, name: str, args: tuple, said: str) -> str:

@@ -10,6 +10,8 @@ import pytest
 
 import solutions as ref
 from autograder.runtime.compare import check_array, check_number, explained
+from autograder.runtime.hint_evidence import (differs_only_in_rows, non_finite_where_right_is_finite,
+                                              within_what_tiny_terms_allow)
 from autograder.runtime.judge import call, check_gradient_of_own_loss, expect, unpack
 from autograder.runtime.tolerances import SCALAR_ATOL, SCALAR_RTOL
 
@@ -30,15 +32,27 @@ TINY = ("Here some targets' logits are 100 to 300 below their row's largest, so 
         "itself, or compute log-probabilities as `x - max - log(sum(exp(x - max)))`.")
 
 
-def _check_against_reference(student, args, why=""):
+def _check_against_reference(student, args, why="", loss_shows=None, dlogits_shows=None):
+    """Compare with the reference; ``why`` is added to a failed verdict only where the matching
+    ``*_shows(got, right)`` finds in the student's result what ``why`` is about (no predicate: never)."""
     out = call(student, FUNCTION, *args)
     loss, dlogits = unpack(out, FUNCTION, ("loss", "dlogits"))
     want_loss, want_d = ref.cross_entropy_loss(*args)
     make_args = lambda: args
-    expect(explained(check_number("loss", loss, want_loss, rtol=SCALAR_RTOL, atol=SCALAR_ATOL), why),
+
+    def hint(shows, got, right):
+        return (lambda: shows(got, right)) if shows is not None else (lambda: False)
+    expect(explained(check_number("loss", loss, want_loss, rtol=SCALAR_RTOL, atol=SCALAR_ATOL), why,
+                     hint(loss_shows, loss, want_loss)),
            function=FUNCTION, make_args=make_args, output=out)
-    expect(explained(check_array("dlogits", dlogits, want_d), why), function=FUNCTION, make_args=make_args,
-           output=out)
+    expect(explained(check_array("dlogits", dlogits, want_d), why, hint(dlogits_shows, dlogits, want_d)),
+           function=FUNCTION, make_args=make_args, output=out)
+
+
+def _position_losses(logits, targets):
+    """Each position's own loss, -log softmax at its target (B, T)."""
+    p = ref.softmax(logits)
+    return -np.log(np.take_along_axis(p, targets[..., None].astype(np.int64), axis=-1)[..., 0])
 
 
 @pytest.mark.points(2)
@@ -71,7 +85,14 @@ def test_targets_with_tiny_probabilities(student, rng):
     targets = _targets(rng, 2, 4, 15)
     rows = np.arange(4)
     logits[0, rows, targets[0]] = logits[0].max(axis=-1) - rng.uniform(100.0, 300.0, size=4)
-    _check_against_reference(student, (logits, targets), TINY)
+    tiny = np.zeros(targets.shape, dtype=bool)
+    tiny[0] = True
+    # An epsilon or a clip lowers only the tiny targets' terms, by at most their whole size.
+    tiny_total = float(_position_losses(logits, targets)[tiny].sum()) / targets.size
+    _check_against_reference(
+        student, (logits, targets), TINY,
+        loss_shows=lambda got, right: within_what_tiny_terms_allow(got, right, -1, tiny_total),
+        dlogits_shows=lambda got, right: differs_only_in_rows(got, right, tiny))
 
 
 @pytest.mark.points(1)
@@ -79,7 +100,8 @@ def test_many_positions(student, rng):
     """512 positions: a product of their probabilities underflows to 0 long before the end."""
     args = (rng.standard_normal((8, 64, 16)), _targets(rng, 8, 64, 16))
     _check_against_reference(student, args, "Here there are 512 positions: a product of that many "
-                                            "probabilities underflows to 0, so sum their logs instead.")
+                                            "probabilities underflows to 0, so sum their logs instead.",
+                             loss_shows=non_finite_where_right_is_finite)
 
 
 @pytest.mark.points(1)

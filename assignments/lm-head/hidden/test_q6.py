@@ -47,8 +47,19 @@ def test_max_rel_err_guard_on_tiny_entries(student, rng):
     expect(explained(check_number("max_rel_err", out, ref.max_rel_err(*args)),
                      "Here the entries are about as small as the guard, so the formula must be followed "
                      "exactly: `|a - n| / (max(|a|, |n|) + 1e-12)`, the guard added to the larger "
-                     "magnitude."),
+                     "magnitude.",
+                     lambda: _right_where_the_guard_is_negligible(student, args)),
            function="max_rel_err", make_args=lambda: args, output=out)
+
+
+def _right_where_the_guard_is_negligible(student, args):
+    """Whether the student's max_rel_err is right on the same entries scaled up 10^12 times, where the
+    guard no longer matters: then what is wrong at the small entries is the guard (the hint's subject)."""
+    big = tuple(x * 1e12 for x in args)
+    try:
+        return check_number("max_rel_err", call(student, "max_rel_err", *big), ref.max_rel_err(*big)).ok
+    except AssertionError:         # the call itself failed (Feedback): no evidence for the hint
+        return False
 
 
 @pytest.mark.points(1)

@@ -4,6 +4,7 @@ import pytest
 
 import solutions as ref
 from autograder.runtime.compare import check_array, check_number, explained
+from autograder.runtime.hint_evidence import differs_only_in_rows, within_what_tiny_terms_allow
 from autograder.runtime.judge import call, expect, unpack
 from autograder.runtime.tolerances import SCALAR_ATOL, SCALAR_RTOL
 
@@ -30,15 +31,21 @@ def test_masked_loss_and_gradient_match_reference(student, rng, B, T, V):
            make_args=make_args, output=out)
 
 
-def _check(student, args, why):
+def _check(student, args, why, loss_shows=None, dlogits_shows=None):
+    """Compare with the reference; ``why`` is added to a failed verdict only where the matching
+    ``*_shows(got, right)`` finds in the student's result what ``why`` is about (no predicate: never)."""
     out = call(student, "masked_cross_entropy", *args)
     loss, dlogits = unpack(out, "masked_cross_entropy", ("loss", "dlogits"))
     want_loss, want_d = ref.masked_cross_entropy(*args)
     make_args = lambda: args
-    expect(explained(check_number("loss", loss, want_loss, rtol=SCALAR_RTOL, atol=SCALAR_ATOL), why),
+
+    def hint(shows, got, right):
+        return (lambda: shows(got, right)) if shows is not None else (lambda: False)
+    expect(explained(check_number("loss", loss, want_loss, rtol=SCALAR_RTOL, atol=SCALAR_ATOL), why,
+                     hint(loss_shows, loss, want_loss)),
            function="masked_cross_entropy", make_args=make_args, output=out)
-    expect(explained(check_array("dlogits", dlogits, want_d), why), function="masked_cross_entropy",
-           make_args=make_args, output=out)
+    expect(explained(check_array("dlogits", dlogits, want_d), why, hint(dlogits_shows, dlogits, want_d)),
+           function="masked_cross_entropy", make_args=make_args, output=out)
 
 
 @pytest.mark.points(1)
@@ -48,11 +55,19 @@ def test_scored_targets_with_tiny_probabilities(student, rng):
     logits, targets, mask = _padded_batch(rng, 3, 5, 12)
     for b in range(3):                      # position 0 is always scored
         logits[b, 0, targets[b, 0]] = logits[b, 0].max() - rng.uniform(100.0, 300.0)
+    tiny = np.zeros(mask.shape, dtype=bool)
+    tiny[:, 0] = True
+    z = logits[:, 0] - logits[:, 0].max(axis=-1, keepdims=True)
+    tiny_terms = -(z[np.arange(3), targets[:, 0]] - np.log(np.exp(z).sum(axis=-1)))
+    # An epsilon or a clip lowers only the tiny targets' terms, by at most their whole size.
+    tiny_total = float(tiny_terms.sum()) / int(mask.sum())
     _check(student, (logits, targets, mask),
            "Here some scored targets' logits are 100 to 300 below their row's largest: their probability is "
            "tiny but exact in float64, and an epsilon added inside the log or a clip of the probabilities "
            "changes their loss. Take the log of the probability itself, or compute log-probabilities as "
-           "`x - max - log(sum(exp(x - max)))`.")
+           "`x - max - log(sum(exp(x - max)))`.",
+           loss_shows=lambda got, right: within_what_tiny_terms_allow(got, right, -1, tiny_total),
+           dlogits_shows=lambda got, right: differs_only_in_rows(got, right, tiny))
 
 
 @pytest.mark.points(1)

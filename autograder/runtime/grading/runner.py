@@ -47,7 +47,7 @@ class SandboxStudent:
             """
             result = self._session.call(name, *args)
             if not result.ok:
-                raise StudentCallFailed(str(result.error))
+                raise StudentCallFailed(str(result.error), result.error.raised_in)
             return result.value, result.args_after
 
         def call(*args: Any) -> Any:

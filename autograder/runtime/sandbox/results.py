@@ -87,6 +87,9 @@ class CallError:
     type_name: WorkerText | str
     message: WorkerText | str
     traceback: WorkerText | str = ""
+    #: For ``raised``: the submission's functions the exception passed through, outermost first
+    #: (names the submission defined, checked by the session).
+    raised_in: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         if not isinstance(self.message, WorkerText):

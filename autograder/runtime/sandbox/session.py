@@ -403,8 +403,15 @@ class SandboxSession:
             return CallResult(ok=False, error=CallError("protocol", function, "", "the worker sent a "
                               f"malformed reply after calling `{function}`."), stdout=stdout, seconds=seconds)
         error = CallError(kind, function, _text(fields, "type"), _text(fields, "message"),
-                          _text(fields, "traceback"))
+                          _text(fields, "traceback"), self._raised_in(fields.get("raised_in")))
         return CallResult(ok=False, error=error, args_after=after, stdout=stdout, seconds=seconds)
+
+    def _raised_in(self, raw: Any) -> tuple[str, ...]:
+        """The worker's chain of functions an exception passed through, kept only where each is a
+        function the submission defined (the worker runs student code: its report is not trusted)."""
+        if not isinstance(raw, list):
+            return ()
+        return tuple(name for name in raw[:20] if isinstance(name, str) and name in self.functions)
 
     def _budget_error(self, function: str) -> CallError:
         return CallError("budget", function, "", f"`{function}` was not run to the end: the submission "
