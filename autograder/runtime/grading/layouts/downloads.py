@@ -12,6 +12,7 @@ zip's directory, a folder's listing), never contents.
 """
 from __future__ import annotations
 
+import shlex
 import zipfile
 from pathlib import Path, PurePosixPath
 
@@ -74,6 +75,7 @@ def class_in_folder(folder: Path, plain: bool = True) -> str:
 
 def refusal(path: Path, what: str) -> str:
     """The instructor's message for a download zip given where a folder is expected."""
+    zip_name, folder = shlex.quote(path.name), shlex.quote(path.stem)
     return (f"{path} is {what} (the zip as downloaded), not one student's submission: unzip it and "
-            f"grade the folder it makes, e.g. `unzip {path.name} -d {path.stem}` then "
-            f"`grader grade {path.stem} ...`. Nothing was graded.")
+            f"grade the folder it makes, e.g. `unzip {zip_name} -d {folder}` then "
+            f"`grader grade {folder} ...`. Nothing was graded.")
