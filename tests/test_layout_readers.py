@@ -128,10 +128,11 @@ def test_everything_a_moodle_student_handed_in_gets_a_row(tmp_path, version, as_
     r = F.roster()
     files = F.moodle_download([F.MoodleSubmission(r["lovelace"], files={"lm-head.ipynb": NB}),
                                F.MoodleSubmission(r["turing"], onlinetext="<p>my answer</p>"),
-                               F.MoodleSubmission(r["hopper"], files={"lm-head.pdf": F.DEFAULT_PDF})],
+                               F.MoodleSubmission(r["hopper"], files={"lm-head.pdf": F.DEFAULT_PDF}),
+                               F.MoodleSubmission(r["obrien"], files={"hw_12_34_v2.ipynb": NB})],
                               version=version, as_folders=as_folders)
     entries = _by_id(_tree(tmp_path / "moodle", files))
-    assert sorted(entries) == ["1234501", "1234502", "1234503"]
+    assert sorted(entries) == ["1234501", "1234502", "1234503", "1234504"]   # hw_12_34 is no Canvas id
     assert entries["1234501"].name == "Ada Lovelace" and not entries["1234501"].refused
     assert "We received online text typed into Moodle" in entries["1234502"].refused
     assert "We received a PDF (`" in entries["1234503"].refused

@@ -229,13 +229,15 @@ def _from_file(path: Path, root: Path | None, found: Discovery, export_named: li
     ``None`` for a plain-named file that cannot be graded (listed in ``found.skipped``):
     whose it is cannot be told, so it is no student's row.
     """
+    # Moodle's first: its fixed ``_assignsubmission_`` cannot be a Canvas name's, while a Moodle
+    # file's own name (``x_12_34_y.ipynb``) could read as a Canvas user and attachment id.
+    in_moodle = moodle.flat(path.name)
+    if in_moodle:
+        return _handed_in(_from_moodle(path, in_moodle), path, root, found, in_moodle.kind)
     in_canvas = canvas.parse(path.name)
     if in_canvas:
         entry, kind, order = _from_canvas(path, in_canvas)
         return _handed_in(entry, path, root, found, kind, order)
-    in_moodle = moodle.flat(path.name)
-    if in_moodle:
-        return _handed_in(_from_moodle(path, in_moodle), path, root, found, in_moodle.kind)
     if handed_in.rank(path) == 0:
         found.skipped.append(f"{path}: not a notebook, script or zip, and its name is not an LMS download's, "
                              "so whose it is cannot be told: not graded")
