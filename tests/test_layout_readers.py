@@ -167,3 +167,13 @@ def test_a_class_inside_a_class_folder_is_refused_before_grading(tmp_path):
     F.write_tree(root / "export", {k.split("/", 1)[1]: v for k, v in F.gradescope_class().items()})
     with pytest.raises(GradingInputError, match="holds a Gradescope export, not one student's submission"):
         discover([root])
+
+
+def test_a_file_given_by_name_that_cannot_be_graded_is_a_rejected_row_and_a_loose_one_is_listed(tmp_path):
+    (tmp_path / "carol.pdf").write_bytes(F.DEFAULT_PDF)
+    (carol,) = discover([tmp_path / "carol.pdf"]).entries
+    assert carol.student == "carol" and "We received a PDF (`carol.pdf`)" in carol.refused
+    (tmp_path / "alice.ipynb").write_bytes(NB)
+    found = discover([tmp_path])
+    assert [e.student for e in found.entries] == ["alice"]
+    assert any("carol.pdf" in s and "whose it is cannot be told" in s for s in found.skipped)

@@ -226,8 +226,9 @@ def _from_moodle(path: Path, name: moodle.MoodleName) -> Entry:
 def _from_file(path: Path, root: Path | None, found: Discovery, export_named: list[Path]) -> _Candidate | None:
     """A file on its own: a Canvas or Moodle name says whose it is; a plain name is the id.
 
-    ``None`` for a plain-named file that cannot be graded (listed in ``found.skipped``):
-    whose it is cannot be told, so it is no student's row.
+    ``None`` for a plain-named file in a folder (``root``) that cannot be graded, listed in
+    ``found.skipped``: whose it is cannot be told, so it is no student's row. A file given
+    by name (``root`` None) is always a row.
     """
     # Moodle's first: its fixed ``_assignsubmission_`` cannot be a Canvas name's, while a Moodle
     # file's own name (``x_12_34_y.ipynb``) could read as a Canvas user and attachment id.
@@ -238,7 +239,7 @@ def _from_file(path: Path, root: Path | None, found: Discovery, export_named: li
     if in_canvas:
         entry, kind, order = _from_canvas(path, in_canvas)
         return _handed_in(entry, path, root, found, kind, order)
-    if handed_in.rank(path) == 0:
+    if handed_in.rank(path) == 0 and root is not None:
         found.skipped.append(f"{path}: not a notebook, script or zip, and its name is not an LMS download's, "
                              "so whose it is cannot be told: not graded")
         return None
@@ -480,12 +481,8 @@ def discover(paths: Iterable[str | Path]) -> Discovery:
         if not path.exists():
             raise GradingInputError(f"{path} does not exist; pass submission files or folders.")
         if path.is_file():
-            candidate = _from_file(path, None, found, export_named)
-            if candidate is None:
-                raise GradingInputError(f"{path} is not a notebook (.ipynb), a script (.py) or the zip the "
-                                        "notebook's export cell makes, nor a file of an LMS's download; pass "
-                                        "submissions, or the folder of an LMS's download.")
-            candidates.append(candidate)
+            # Given by name, even a file that cannot be graded is a student's: a rejected row.
+            candidates.append(_from_file(path, None, found, export_named))
             continue
         folder = _unwrapped(path, found)
         if (folder / METADATA_FILE).is_file():
