@@ -262,7 +262,7 @@ def _from_student_folder(sub: Path, root: Path, found: Discovery) -> list[_Candi
     if in_moodle:
         entry, kind = _from_moodle(sub, in_moodle), in_moodle.kind
     else:
-        what = downloads.class_in_folder(sub, plain=False)
+        what = "" if sub.is_symlink() else downloads.class_in_folder(sub, plain=False)
         if what:
             raise GradingInputError(f"{sub} holds {what}, not one student's submission: grade it on its own "
                                     f"(`grader grade {sub} ...`), or move it out of {root}. Nothing was graded.")
@@ -280,9 +280,7 @@ def _from_folder(folder: Path, found: Discovery, export_named: list[Path]) -> li
     for child in sorted(folder.iterdir()):
         if handed_in.ignored(child.relative_to(folder)):
             continue
-        if child.is_dir() and not child.is_symlink():
-            out += _from_student_folder(child, folder, found)
-        elif child.is_symlink() and child.is_dir() and moodle.folder(child.name):
+        if child.is_dir():            # a linked folder too: its row says it is refused
             out += _from_student_folder(child, folder, found)
         elif child.is_symlink() or child.is_file():
             candidate = _from_file(child, folder, found, export_named)
