@@ -91,7 +91,7 @@ def test_a_canvas_download_takes_the_id_from_the_file_name(tmp_path):
     assert entries["4101"].name == "lovelaceada" and entries["4101"].lms_user_id == "4101"
     assert entries["4102"].note == "submitted late (Canvas)"
     assert entries["4103"].path.name == "gödelkurt_4103_88009_lm-head.zip"
-    assert "2 submissions; graded the latest" in entries["4103"].note
+    assert "handed in 2 files; graded `gödelkurt_4103_88009_lm-head.zip`, the latest" in entries["4103"].note
 
 
 def test_a_moodle_download_takes_the_id_and_name_from_the_folder(tmp_path):

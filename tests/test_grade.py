@@ -162,12 +162,12 @@ submission_3:
     assert [(e.student, e.name, e.email) for e in entries] == [
         ("1001", "Ada Lovelace", "ada@example.edu"), ("1002", "Alan Turing", "alan@example.edu")]
     assert entries[0].path.parent.name == "submission_2"          # the later of Ada's two
-    assert "2 submissions; graded the latest" in entries[0].note
+    assert "graded `submission_2/lm-head.zip`, the latest by Gradescope's submission time" in entries[0].note
     out = tmp_path / "out"
     grade_batch([export], built.autograder_zip, out, workers=2, timeout=20)
     book = _read_gradebook(out / "gradebook.csv")
     assert book["1001"]["name"] == "Ada Lovelace" and book["1001"]["q3"] == "0"
-    assert "graded the latest" in book["1001"]["note"]
+    assert "the latest by Gradescope's submission time" in book["1001"]["note"]
     assert "dw-transposed" in book["1002"]["mistakes"]
 
 

@@ -76,6 +76,7 @@ def read_class(out_dir: Path) -> tuple[dict[str, tuple[str, tuple[str, ...]]], l
         raise SimilarityError(f"{out_dir} is not a folder; pass the folder `grader grade -o OUT` wrote.")
     found: dict[str, tuple[str, tuple[str, ...]]] = {}
     skipped: list[tuple[str, str]] = []
+    groups: dict[str, str] = {}       # group submission -> the member it is compared as
     try:
         folders = record_folders(out_dir)
     except ValueError as exc:
@@ -87,9 +88,15 @@ def read_class(out_dir: Path) -> tuple[dict[str, tuple[str, tuple[str, ...]]], l
         if record is None:
             skipped.append((folder.name, f"{RECORD_NAME} cannot be read"))
             continue
-        if record.entry.refused:      # a link in the class folder: never read, here either
-            skipped.append((record.entry.student, "not graded: its submission was a link"))
+        if record.entry.refused:      # a link, or a file that is no notebook: never read, here either
+            skipped.append((record.entry.student, "not graded: " + record.entry.refused))
             continue
+        if record.entry.group:
+            # The members of one group submission hand in one file: compared once, never as copies.
+            first = groups.setdefault(record.entry.group, record.entry.student)
+            if first != record.entry.student:
+                skipped.append((record.entry.student, f"one group submission with {first}: compared as {first}"))
+                continue
         path = _resolve(Path(record.entry.path), out_dir)
         try:
             program = extract_program(read_submission(path, record.outcome.assignment))

@@ -1,20 +1,38 @@
 """Find the submissions to grade and whose each one is.
 
-``discover`` takes files and folders as instructors get them:
+``discover`` takes files and folders as instructors get them; one small reader per
+layout (``layouts/``) says whose each file is:
 
 - Gradescope's "Export Submissions" folder, whose ``submission_metadata.yml``
-  names each submitter (SID, e-mail, name, time);
-- Canvas's "Download Submissions", files named
-  ``{sortable name}_{late_}{user id}_{submission id}_{file name}``;
-- Moodle's assignment download, one folder per participant named
-  ``{Full Name}_{participant id}_assignsubmission_file_``;
+  names each submitter (SID, e-mail, name, time); every member of a group
+  submission gets a row of their own, graded on the group's file;
+- Canvas's "Download Submissions", flat files named
+  ``{sortable name}_{LATE_}{user id}_{attachment id}_{file name}``,
+  ``{...}_text.html`` / ``{...}_link.html`` for text and URL entries, and
+  ``{LATE_}anon_{anonymous id}_...`` under anonymous grading;
+- Moodle's "Download all submissions", one folder per participant and plugin
+  (``{Full Name}_{participant}_assignsubmission_file`` in 4.1+, with a trailing
+  ``_`` in 3.x) or, with folders off, flat files with that prefix;
 - a plain folder of files (the id is the file name) or of per-student
   subfolders (the id is the folder name).
 
+Everything a student handed in is a candidate: notebooks, scripts and export zips
+are graded; anything else (a PDF, a text entry, online text) is recorded as
+rejected with a sentence saying what was received. Of one student's files one is
+graded, by one rule in every layout: a notebook or export zip before a script,
+before what cannot be graded; then the latest by the LMS's own record
+(Gradescope's submission time, Canvas's upload order), else by file time; at a
+tie, the export zip. The choice and every file not graded are named in the note
+the gradebook and the student's feedback show.
+
+A path that holds a whole class is never one submission: a single folder around
+the class (what an unzip makes) is looked through, with a warning; the LMS's
+download zip, or a class inside the class folder, is refused before grading with
+what to do.
+
 The id comes from the layout; a file still carrying otter's export name
 (``lm-head_2026_12_01T06_12_34_567890.zip``) says nothing about whose it is,
-so it is graded under that name without the timestamp and reported. One
-submission per person is kept: the latest, with a note saying so.
+so it is graded under that name without the timestamp and reported.
 
 Every student gets an id of their own, by construction: different names that
 clean to the same id (``José`` and ``Josè`` both give ``Jos``, and so do the
@@ -32,13 +50,15 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Iterable
 
 import yaml
 
 from autograder.runtime.errors import GraderError
+from autograder.runtime.grading.layouts import canvas, downloads, gradescope, handed_in, moodle
+from autograder.runtime.grading.layouts.gradescope import METADATA_FILE
 from autograder.runtime.grading.outcome import Entry
 from autograder.runtime.text import code
 
@@ -47,13 +67,8 @@ class GradingInputError(GraderError):
     """A path given to ``grader grade`` cannot be used."""
 
 
-SUBMISSION_SUFFIXES = (".ipynb", ".py", ".zip")
-METADATA_FILE = "submission_metadata.yml"
-#: Canvas "Download Submissions": ``{sortable name}_{late_}{user id}_{submission id}_{file name}``.
-CANVAS_FILE = re.compile(r"^(?P<name>[^_]+)_(?P<late>late_)?(?P<user>\d+)_(?P<submission>\d+)_(?P<file>.+)$",
-                         re.IGNORECASE)
-#: Moodle's assignment download: one folder per participant.
-MOODLE_FOLDER = re.compile(r"^(?P<name>.+)_(?P<participant>\d+)_assignsubmission_(?:file|onlinetext)_?$")
+#: What can be graded; anything else a student handed in is recorded as rejected.
+SUBMISSION_SUFFIXES = tuple(handed_in.GRADABLE_RANK)
 #: The timestamp otter's export cell adds to the assignment's name.
 EXPORT_STAMP = re.compile(r"_\d{4}_\d{2}_\d{2}T\d{2}_\d{2}_\d{2}(?:_\d+)?$")
 #: Longest id before a suffix: a folder name must stay under the file system's 255 bytes.
@@ -95,14 +110,25 @@ class Discovery:
     line prints them through ``text.terminal``, which shows control characters as escapes.
 
     ``skipped`` names links found where submissions are looked for (never
-    followed; one that is a student's submission is also an entry, refused);
-    ``warnings`` name ids two different students would have shared, and files
-    submitted under two names.
+    followed; one that is a student's submission is also an entry, refused) and
+    loose files whose name says neither whose they are nor that they can be graded;
+    ``warnings`` name ids two different students would have shared, files
+    submitted under two names, and a wrapper folder looked through.
     """
 
     entries: list[Entry] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """One file a student handed in, and what orders it among that student's files."""
+
+    entry: Entry
+    kind: str = ""          # what the layout says it is: "text", "link", "onlinetext" or "" (a file)
+    order: int = 0          # the LMS's own upload order (Canvas's attachment id), 0 if it keeps none
+    link: bool = False      # a link in the class folder: never read
 
 
 def _skip_link(path: Path, found: Discovery) -> None:
@@ -113,98 +139,255 @@ def _skip_link(path: Path, found: Discovery) -> None:
     found.skipped.append(f"{path}: a link (to {target}), not followed")
 
 
-def _candidates(folder: Path, root: Path, found: Discovery, recursive: bool) -> tuple[list[Path], list[Path]]:
-    """Submission files in ``folder`` (and below, if ``recursive``): the files, and the links (not followed)."""
-    paths = folder.rglob("*") if recursive else folder.iterdir()
-    files, links = [], []
-    for p in sorted(paths):
-        relative = p.relative_to(folder).parts
-        if any(part.startswith(".") for part in relative) or p.suffix.lower() not in SUBMISSION_SUFFIXES:
+def _handed_in(entry: Entry, path: Path, root: Path | None, found: Discovery, kind: str = "",
+               order: int = 0) -> _Candidate:
+    """``entry`` for the file ``path``: refused if it is a link (listed in ``found.skipped``) or cannot be graded."""
+    if root is not None and _linked(path, root):
+        _skip_link(path, found)
+        return _Candidate(replace(entry, path=path, refused=_refusal(path)), kind, order, link=True)
+    if handed_in.rank(path) == 0:
+        return _Candidate(replace(entry, path=path, refused=handed_in.refusal(path, kind),
+                                  note=_joined(entry.note, handed_in.instructor_note(path, kind))), kind, order)
+    return _Candidate(replace(entry, path=path), kind, order)
+
+
+def _files_in(folder: Path) -> list[Path]:
+    """Every file a student's folder holds, at any depth, but what systems and editors leave there."""
+    out = []
+    for p in sorted(folder.rglob("*")):
+        if handed_in.ignored(p.relative_to(folder)):
             continue
-        if _linked(p, root):
-            links.append(p)
-        elif p.is_file():
-            files.append(p)
-    return files, links
+        if p.is_symlink() or p.is_file():
+            out.append(p)
+    return out
 
 
-def _submission_file(folder: Path, root: Path, found: Discovery) -> tuple[Path | None, str]:
-    """The submission in a student's folder (a notebook or zip first), or the link found in its place
-    and why it is refused; links not taken are listed in ``found.skipped``."""
-    if _linked(folder, root):
-        _skip_link(folder, found)
-        return folder, _refusal(folder)
-    files, links = _candidates(folder, root, found, recursive=True)
-    for link in links:
-        _skip_link(link, found)
-    notebooks = [p for p in files if p.suffix.lower() in (".zip", ".ipynb")]
-    if notebooks or files:
-        return (notebooks or files)[0], ""
-    return (links[0], _refusal(links[0])) if links else (None, "")
-
-
-def _from_gradescope_export(folder: Path, found: Discovery) -> list[Entry]:
-    try:
-        metadata = yaml.safe_load((folder / METADATA_FILE).read_text(encoding="utf-8")) or {}
-    except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
-        raise GradingInputError(f"{folder / METADATA_FILE} cannot be read ({exc}); re-download the "
-                                "export from Gradescope.") from None
-    entries = []
-    for key, info in sorted(metadata.items(), key=lambda kv: str(kv[0])):
-        info = info or {}
-        sub_folder = folder / str(key)
-        first = (_field(info, "submitters") or [{}])[0] or {}
-        name, email, sid = (str(_field(first, k) or "") for k in ("name", "email", "sid"))
-        created = _field(info, "created_at")
-        if isinstance(created, datetime):     # YAML timestamps: compare instants, not text
-            created = created.astimezone(timezone.utc).isoformat()
-        # Two people never share an id: the SID, else the whole e-mail, else the submission.
-        identity = f"sid:{sid}" if sid else f"email:{email.lower()}" if email else f"submission:{key}"
-        source = sid or email or str(key)
-        path, refused = _submission_file(sub_folder, folder, found) if sub_folder.is_dir() else (None, "")
-        if path is None:
-            entries.append(Entry(_student_id(source), sub_folder, name, email, str(created or ""),
-                                 f"no .ipynb, .py or .zip found in {code(sub_folder.name)}", sid=sid,
-                                 identity=identity, id_source=source))
-        else:
-            entries.append(Entry(_student_id(source), path, name, email, str(created or ""), sid=sid,
-                                 identity=identity, id_source=source, refused=refused))
-    return entries
-
-
-def _field(mapping: dict, key: str):
-    """Gradescope writes Ruby-symbol keys (``:name``); accept plain keys too."""
-    for candidate in (f":{key}", key, f":{key}:"):
-        if candidate in mapping:
-            return mapping[candidate]
-    return None
+def _joined(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
 
 
 def _with_note(entry: Entry, note: str) -> Entry:
-    return replace(entry, note="; ".join(x for x in (entry.note, note) if x))
+    return replace(entry, note=_joined(entry.note, note))
 
 
-def _latest_per_student(entries: list[Entry], found: Discovery) -> list[Entry]:
-    """One submission per person (the latest file that is not a link, by submission time, file time
-    otherwise, noted), each under an id of its own (see :func:`_unique_ids`)."""
-    def when(e: Entry) -> str:
-        if e.submitted_at:
-            return str(e.submitted_at)
-        try:
-            return datetime.fromtimestamp(e.path.lstat().st_mtime).isoformat()
-        except OSError:
-            return ""
-    groups: dict[str, list[Entry]] = {}
-    for e in entries:
-        groups.setdefault(e.identity or f"id:{e.student}", []).append(e)
-    kept = []
-    for identity, group in sorted(groups.items()):
-        group.sort(key=lambda e: (not e.refused, when(e)))
-        latest = group[-1]
-        if len(group) > 1:
-            latest = _with_note(latest, f"{len(group)} submissions; graded the latest "
-                                        f"({code(when(latest))}, {code(latest.path.name)})")
-        kept.append(latest)
+# --------------------------------------------------------------------------- Gradescope
+
+
+def _from_gradescope_export(folder: Path, found: Discovery) -> list[_Candidate]:
+    try:
+        submissions = gradescope.read(folder)
+    except (yaml.YAMLError, OSError, UnicodeDecodeError, ValueError) as exc:
+        raise GradingInputError(f"{folder / METADATA_FILE} cannot be read ({exc}); re-download the "
+                                "export from Gradescope.") from None
+    out = []
+    for sub in submissions:
+        sub_folder = folder / sub.key
+        group = f"gradescope:{sub.key}" if len(sub.submitters) > 1 else ""
+        files = _files_in(sub_folder) if sub_folder.is_dir() and not _linked(sub_folder, folder) else []
+        for index, person in enumerate(sub.submitters):
+            # Two people never share an id: the SID, else the whole e-mail, else the submission.
+            identity = person.who or f"submission:{sub.key}" + (f"#{index + 1}" if index else "")
+            source = person.id_source or sub.key + (f"-{index + 1}" if index else "")
+            entry = Entry(_student_id(source), sub_folder, person.name, person.email, sub.created_at,
+                          sid=person.sid, identity=identity, id_source=source, group=group)
+            if group:
+                others = [o for o in sub.submitters if o is not person]
+                entry = _with_note(entry, f"group submission ({code(sub.key)} on Gradescope) with "
+                                          + ", ".join(o.name or o.email or o.sid or "an unnamed member"
+                                                      for o in others)
+                                          + ": every member is graded on the same file")
+            if sub_folder.is_symlink():
+                _skip_link(sub_folder, found)
+                out.append(_Candidate(replace(entry, refused=_refusal(sub_folder)), link=True))
+            elif not files:
+                out.append(_Candidate(replace(
+                    entry, refused="Your Gradescope submission holds no file: " + handed_in.WHAT_TO_SUBMIT + ".",
+                    note=_joined(entry.note, f"no file in {code(sub.key)} of the export: rejected"))))
+            else:
+                out += [_handed_in(entry, f, folder, found) for f in files]
+    return out
+
+
+# --------------------------------------------------------------------------- Canvas, Moodle, plain
+
+
+def _from_canvas(path: Path, name: canvas.CanvasName) -> tuple[Entry, str, int]:
+    late = "submitted late (Canvas)" if name.late else ""
+    entry = Entry(_student_id(name.student_id), path, name.name, note=late, lms_user_id=name.user_id,
+                  identity=name.who, id_source=name.student_id)
+    return entry, name.entry, name.attachment_id
+
+
+def _from_moodle(path: Path, name: moodle.MoodleName) -> Entry:
+    return Entry(_student_id(name.participant), path, name.name, lms_user_id=name.participant,
+                 identity=name.who, id_source=name.participant)
+
+
+def _from_file(path: Path, root: Path | None, found: Discovery, export_named: list[Path]) -> _Candidate | None:
+    """A file on its own: a Canvas or Moodle name says whose it is; a plain name is the id.
+
+    ``None`` for a plain-named file in a folder (``root``) that cannot be graded, listed in
+    ``found.skipped``: whose it is cannot be told, so it is no student's row. A file given
+    by name (``root`` None) is always a row.
+    """
+    # Moodle's first: its fixed ``_assignsubmission_`` cannot be a Canvas name's, while a Moodle
+    # file's own name (``x_12_34_y.ipynb``) could read as a Canvas user and attachment id.
+    in_moodle = moodle.flat(path.name)
+    if in_moodle:
+        return _handed_in(_from_moodle(path, in_moodle), path, root, found, in_moodle.kind)
+    in_canvas = canvas.parse(path.name)
+    if in_canvas:
+        entry, kind, order = _from_canvas(path, in_canvas)
+        return _handed_in(entry, path, root, found, kind, order)
+    if handed_in.rank(path) == 0 and root is not None:
+        found.skipped.append(f"{path}: not a notebook, script or zip, and its name is not an LMS download's, "
+                             "so whose it is cannot be told: not graded")
+        return None
+    if path.suffix.lower() == ".zip" and (what := downloads.class_in_zip(path)):
+        raise GradingInputError(downloads.refusal(path, what))
+    stem = EXPORT_STAMP.sub("", path.stem)
+    if stem != path.stem:
+        export_named.append(path)
+        # Whose it is cannot be known: never merged with another file of the same name.
+        return _handed_in(Entry(_student_id(stem), path, identity=f"file:{path}", id_source=stem),
+                          path, root, found)
+    # The name exactly as written: two names that only look alike (NFC and NFD) are two people.
+    return _handed_in(Entry(_student_id(path.stem), path, identity=f"name:{path.stem}", id_source=path.stem),
+                      path, root, found)
+
+
+def _from_student_folder(sub: Path, root: Path, found: Discovery) -> list[_Candidate]:
+    """Every file of one student's folder (a Moodle participant's, or a plain one named after the student)."""
+    in_moodle = moodle.folder(sub.name)
+    if in_moodle:
+        entry, kind = _from_moodle(sub, in_moodle), in_moodle.kind
+    else:
+        what = "" if sub.is_symlink() else downloads.class_in_folder(sub, plain=False)
+        if what:
+            raise GradingInputError(f"{sub} holds {what}, not one student's submission: grade it on its own "
+                                    f"(`grader grade {sub} ...`), or move it out of {root}. Nothing was graded.")
+        # A file and a folder of one name are one student's (as two files of one name are).
+        entry, kind = Entry(_student_id(sub.name), sub, identity=f"name:{sub.name}", id_source=sub.name), ""
+    if _linked(sub, root):
+        _skip_link(sub, found)
+        return [_Candidate(replace(entry, refused=_refusal(sub)), kind, link=True)]
+    return [_handed_in(entry, f, root, found, kind) for f in _files_in(sub)]
+
+
+def _from_folder(folder: Path, found: Discovery, export_named: list[Path]) -> list[_Candidate]:
+    """The submissions of a plain, Canvas or Moodle folder: its files, then one per subfolder."""
+    out: list[_Candidate] = []
+    for child in sorted(folder.iterdir()):
+        if handed_in.ignored(child.relative_to(folder)):
+            continue
+        if child.is_dir():            # a linked folder too: its row says it is refused
+            out += _from_student_folder(child, folder, found)
+        elif child.is_symlink() or child.is_file():
+            candidate = _from_file(child, folder, found, export_named)
+            if candidate is not None:
+                out.append(candidate)
+    return out
+
+
+def _unwrapped(folder: Path, found: Discovery) -> Path:
+    """The class inside ``folder`` when ``folder`` holds nothing but one folder that is a class.
+
+    What an unzip makes: Windows's "Extract All" always adds a folder named after the zip
+    (a Gradescope export, itself one folder, becomes ``X/X/...``), and an instructor may
+    pass the folder one level above the download.
+    """
+    while not (folder / METADATA_FILE).is_file():
+        children = [c for c in sorted(folder.iterdir()) if not handed_in.ignored(c.relative_to(folder))]
+        if len(children) != 1 or not children[0].is_dir() or children[0].is_symlink():
+            return folder
+        inner = children[0]
+        what = downloads.class_in_folder(inner)
+        if not what:
+            return folder
+        found.warnings.append(f"{folder} holds only the folder {inner.name}, which is {what}: "
+                              f"graded {inner} as the class")
+        folder = inner
+    return folder
+
+
+# --------------------------------------------------------------------------- one file per student
+
+
+def _when(candidate: _Candidate) -> str:
+    """The file's time: the LMS's submission time where it records one, else the file's own."""
+    if candidate.entry.submitted_at:
+        return str(candidate.entry.submitted_at)
+    try:
+        return datetime.fromtimestamp(candidate.entry.path.lstat().st_mtime).isoformat()
+    except OSError:
+        return ""
+
+
+def _rank(candidate: _Candidate) -> tuple:
+    """What decides between one student's files, least preferred first (see the module's docstring)."""
+    entry = candidate.entry
+    gradable = 0 if candidate.link or entry.refused else handed_in.rank(entry.path)
+    return (gradable, entry.submitted_at, candidate.order, _when(candidate),
+            entry.path.suffix.lower() == ".zip", entry.path.name)
+
+
+def _shown(path: Path, group: list[_Candidate]) -> str:
+    """The file's name, with its folder when another of the student's files has the same name
+    (two Gradescope submissions' ``lm-head.zip``)."""
+    same = sum(c.entry.path.name == path.name for c in group) > 1
+    return code(f"{path.parent.name}/{path.name}" if same else path.name)
+
+
+def _described(candidate: _Candidate, group: list[_Candidate]) -> str:
+    entry = candidate.entry
+    if candidate.link:
+        return f"{_shown(entry.path, group)} (a link, not followed)"
+    if entry.refused:
+        return handed_in.received(entry.path, candidate.kind)
+    return f"{_shown(entry.path, group)} ({_when(candidate)})"
+
+
+def _why(latest: _Candidate, others: list[_Candidate]) -> str:
+    """Why ``latest`` was graded rather than ``others`` (the rule of :func:`_rank`, in words)."""
+    top = _rank(latest)
+    if all(_rank(o)[0] == 0 for o in others):
+        return "the only file that can be graded"
+    tied = [o for o in others if _rank(o)[:4] == top[:4]]
+    if tied:
+        if top[4] and not any(_rank(o)[4] for o in tied):
+            return "the files carry the same time, and the export zip is taken before a notebook"
+        return "the files carry the same time, and the last by name was taken"
+    basis = ("Gradescope's submission time" if latest.entry.submitted_at else
+             "Canvas's upload order (attachment id)" if latest.order else "file time")
+    passed_over = " (a notebook or export zip before a script or another file)" \
+        if any(_rank(o)[0] < top[0] for o in others) else ""
+    return f"the latest by {basis}{passed_over}"
+
+
+def _chosen(group: list[_Candidate]) -> Entry:
+    """The one file of a student's that is graded, with a note naming it and every file not graded."""
+    group = sorted(group, key=_rank)
+    latest, others = group[-1], group[:-1]
+    entry = latest.entry
+    if not others:
+        return entry
+    if entry.refused and not latest.link:
+        # Nothing can be graded: one note lists all that was handed in, in place of the one-file note.
+        note = _joined(*[n for n in entry.note.split("; ") if not n.startswith("handed in ")])
+        return replace(entry, note=_joined(note, f"handed in {len(group)} files, none a notebook or export zip: "
+                                                 + ", ".join(_described(c, group) for c in reversed(group))
+                                                 + "; rejected, nothing was graded"))
+    return _with_note(entry, f"handed in {len(group)} files; graded {_shown(entry.path, group)}, "
+                             f"{_why(latest, others)}; not graded: "
+                             + ", ".join(_described(o, group) for o in reversed(others)))
+
+
+def _latest_per_student(candidates: list[_Candidate], found: Discovery) -> list[Entry]:
+    """One submission per person (see :func:`_chosen`), each under an id of its own (see :func:`_unique_ids`)."""
+    groups: dict[str, list[_Candidate]] = {}
+    for c in candidates:
+        groups.setdefault(c.entry.identity or f"id:{c.entry.student}", []).append(c)
+    kept = [_chosen(group) for _, group in sorted(groups.items())]
     return _same_file_noted(_unique_ids(kept, found), found)
 
 
@@ -266,7 +449,10 @@ def _same_file_noted(entries: list[Entry], found: Discovery) -> list[Entry]:
         except OSError:
             continue
         by_file.setdefault((info.st_dev, info.st_ino), []).append(e)
-    shared = {id(e): len(group) for group in by_file.values() if len(group) > 1 for e in group}
+    # The members of one group submission share its file by design; their note says so.
+    by_file = {k: g for k, g in by_file.items() if len(g) > 1 and not (g[0].group and all(
+        e.group == g[0].group for e in g))}
+    shared = {id(e): len(group) for group in by_file.values() for e in group}
     for group in by_file.values():
         if len(group) > 1:
             found.warnings.append(f"one file is the submission of {len(group)} students (hard links or one "
@@ -277,66 +463,31 @@ def _same_file_noted(entries: list[Entry], found: Discovery) -> list[Entry]:
             if id(e) in shared else e for e in entries]
 
 
-def _from_file(path: Path, export_named: list[Path]) -> Entry:
-    """A submission file on its own: a Canvas download's name says whose it is, a plain name is the id."""
-    canvas = CANVAS_FILE.match(path.name)
-    # An export name's date (``_2026_12_01T06_...``) would read as a Canvas user and submission id.
-    if canvas and not re.match(r"\d{2}T\d{2}_", canvas["file"]):
-        late = "submitted late (Canvas)" if canvas["late"] else ""
-        return Entry(_student_id(canvas["user"]), path, canvas["name"], note=late,
-                     lms_user_id=canvas["user"], identity=f"canvas:{canvas['user']}", id_source=canvas["user"])
-    stem = EXPORT_STAMP.sub("", path.stem)
-    if stem != path.stem:
-        export_named.append(path)
-        # Whose it is cannot be known: never merged with another file of the same name.
-        return Entry(_student_id(stem), path, identity=f"file:{path}", id_source=stem)
-    # The name exactly as written: two names that only look alike (NFC and NFD) are two people.
-    return Entry(_student_id(path.stem), path, identity=f"name:{path.stem}", id_source=path.stem)
-
-
-def _from_folder(folder: Path, found: Discovery, export_named: list[Path]) -> list[Entry]:
-    """The submissions of a plain, Canvas or Moodle folder: its files, then one per subfolder."""
-    files, links = _candidates(folder, folder, found, recursive=False)
-    entries = [_from_file(f, export_named) for f in files]
-    for link in links:
-        _skip_link(link, found)
-        entries.append(replace(_from_file(link, export_named), refused=_refusal(link)))
-    for sub in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        path, refused = _submission_file(sub, folder, found)
-        if path is None:
-            continue
-        moodle = MOODLE_FOLDER.match(sub.name)
-        if moodle:
-            entries.append(Entry(_student_id(moodle["participant"]), path, moodle["name"],
-                                 lms_user_id=moodle["participant"], identity=f"moodle:{moodle['participant']}",
-                                 id_source=moodle["participant"], refused=refused))
-        else:
-            # A file and a folder of one name are one student's (as two files of one name are).
-            entries.append(Entry(_student_id(sub.name), path, identity=f"name:{sub.name}", id_source=sub.name,
-                                 refused=refused))
-    return entries
-
-
 def discover(paths: Iterable[str | Path]) -> Discovery:
     """Submissions under ``paths`` (files, folders, LMS downloads), one per student, each id its own.
 
     Links inside a folder are never followed: a student's submission found as a link
-    is an entry refused with the reason, and every link is listed in ``skipped``.
+    is an entry refused with the reason, and every link is listed in ``skipped``. An
+    LMS's download zip, or a class inside a class folder, raises ``GradingInputError``
+    before anything is graded.
     """
     found = Discovery()
-    entries: list[Entry] = []
+    candidates: list[_Candidate] = []
     export_named: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if not path.exists():
             raise GradingInputError(f"{path} does not exist; pass submission files or folders.")
         if path.is_file():
-            entries.append(_from_file(path, export_named))
-        elif (path / METADATA_FILE).is_file():
-            entries += _from_gradescope_export(path, found)
+            # Given by name, even a file that cannot be graded is a student's: a rejected row.
+            candidates.append(_from_file(path, None, found, export_named))
+            continue
+        folder = _unwrapped(path, found)
+        if (folder / METADATA_FILE).is_file():
+            candidates += _from_gradescope_export(folder, found)
         else:
-            entries += _from_folder(path, found, export_named)
-    if not entries:
+            candidates += _from_folder(folder, found, export_named)
+    if not candidates:
         raise GradingInputError("no submissions found: give .ipynb, .py or .zip files, folders of them "
                                 "(one file or one subfolder per student), a Canvas or Moodle download, "
                                 "or a Gradescope export folder.")
@@ -346,5 +497,5 @@ def discover(paths: Iterable[str | Path]) -> Discovery:
             f"{len(export_named)} file(s) still have the export cell's name ({shown}): whose they are cannot "
             "be known, so each is graded under that name without the timestamp. Rename each to the "
             "student's id, put it in a folder named after the student, or grade your LMS's download.")
-    found.entries = _latest_per_student(entries, found)
+    found.entries = _latest_per_student(candidates, found)
     return found

@@ -152,12 +152,15 @@ class Entry:
     #: Why this submission is not run (a link in the class folder), or empty: it is then
     #: recorded as rejected with this reason, and its file is never read.
     refused: str = ""
+    #: The group submission this entry is one member's row of (``gradescope:submission_409194002``),
+    #: or empty: every member is graded on the same file, which is no sign of copying.
+    group: str = ""
 
     def to_dict(self) -> dict:
         return {"student": self.student, "path": str(self.path), "name": self.name, "email": self.email,
                 "submitted_at": self.submitted_at, "note": self.note, "sid": self.sid,
                 "lms_user_id": self.lms_user_id, "identity": self.identity, "id_source": self.id_source,
-                "refused": self.refused}
+                "refused": self.refused, "group": self.group}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Entry":
