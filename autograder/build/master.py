@@ -17,6 +17,7 @@ import nbformat
 
 from autograder.build.config import AssignmentSettings
 from autograder.build.contracts import check_statements
+from autograder.build.pins import pinned_requirements, python_version
 from autograder.build.hidden_items import HiddenItem, collect_hidden_items
 from autograder.build.public_diagnosis import fixed_input_checks, probes_of
 from autograder.build.source import solution_cell_source
@@ -101,6 +102,8 @@ def _base_context(settings: AssignmentSettings, public_values: Any) -> dict:
         "public_seed": settings.public_seed,
         "support_dir": SUPPORT_DIR,
         "runtime_wheel": runtime_wheel_name(),
+        "pinned_requirements": pinned_requirements(),
+        "python_version": python_version(),
         "corpus_sentences": list(corpus.SENTENCES),
         "corpus_repeats": corpus.REPEATS,
         "v": {} if public_values is None else public_values.values(dict(settings.sizes), settings.public_seed),
