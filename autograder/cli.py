@@ -66,6 +66,9 @@ def build(assignments: tuple[str, ...], output_dir: str, config_path: str | None
         click.echo(f"  student notebook  {r.student}")
         click.echo(f"  solution notebook {r.solution}")
         click.echo(f"  autograder zip    {r.autograder_zip}")
+    if results:
+        from autograder.build.pins import pins_summary
+        click.echo(pins_summary())
 
 
 @main.command()

@@ -1,6 +1,7 @@
 """Does `grader grade` grade a class in parallel, resume, and keep a consistent gradebook?"""
 from __future__ import annotations
 
+import copy
 import csv
 import json
 import os
@@ -230,3 +231,62 @@ def test_a_weaker_level_is_refused_by_default_and_shown_everywhere_when_trusted(
     from autograder.report import build_report
     page = build_report(out)
     assert 'id="isolation" class="warning"' in page and "rlimits (trusted code)" in page
+
+
+HANGING_GRADIENT = '''def numerical_gradient(f, x, eps=1e-6):
+    grad = np.zeros(x.shape)
+    i = 0
+    while i < x.size:   # i never advances
+        grad.flat[i] = 0.0
+    return grad
+'''
+
+
+def _with_hanging_gradient(built) -> tuple[nbformat.NotebookNode, str]:
+    """The solution with a `numerical_gradient` that never returns, and where its cell is."""
+    nb = copy.deepcopy(nbformat.read(built.solution, as_version=4))
+    (index,) = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"
+                and c.source.startswith("def numerical_gradient")]
+    nb.cells[index].source = HANGING_GRADIENT
+    return nb, f"code cell {sum(1 for c in nb.cells[:index + 1] if c.cell_type == 'code')} from the top"
+
+
+def _check_hang_verdicts(tests: list[dict], seconds: int) -> None:
+    gradient = [t for t in tests if "numerical_gradient" in t["name"]]
+    relative = [t for t in tests if "max_rel_err" in t["name"]]
+    assert gradient and relative
+    assert all(t["status"] == "failed" for t in gradient)
+    assert sum(f"did not return within {seconds} s" in t["output"] for t in gradient) == 1
+    assert all("did not return earlier" in t["output"] for t in gradient
+               if f"within {seconds} s" not in t["output"])
+    assert all(t["status"] == "passed" for t in relative), [t["output"] for t in relative]
+
+
+def test_a_hanging_function_costs_no_other_function_its_points_under_otter_run(built, tmp_path):
+    """The same under ``otter run`` (Gradescope's path): 10 s per call, 30 s in all, and three
+    hangs of 10 s used to leave `max_rel_err` nothing."""
+    from autograder.build.otter_steps import otter_run
+    nb, where = _with_hanging_gradient(built)
+    nbformat.write(nb, tmp_path / "erin.ipynb")
+    results = otter_run(built.autograder_zip, tmp_path / "erin.ipynb")
+    _check_hang_verdicts(results["tests"], 10)
+    assert "numerical_gradient" in results["output"] and where in results["output"]
+
+
+def test_a_hanging_function_costs_no_other_function_its_points(built, tmp_path):
+    """`numerical_gradient` hangs on every call; the correct `max_rel_err` keeps every point.
+
+    Before, each of its calls ran out the per-call window and the hangs used up the
+    submission's total, so `max_rel_err` scored 0 ("used up its total time").
+    """
+    nb, where = _with_hanging_gradient(built)
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    nbformat.write(nb, folder / "erin.ipynb")
+    out = tmp_path / "out"
+    grade_batch([folder], built.autograder_zip, out, workers=1, timeout=10)
+    _check_hang_verdicts(json.loads((out / "students" / "erin" / "results.json").read_text())["tests"], 10)
+    book = _read_gradebook(out / "gradebook.csv")
+    feedback = (out / "students" / "erin" / "feedback.md").read_text()
+    for text in (book["erin"]["note"], feedback, build_report(out)):
+        assert "numerical_gradient" in text and "did not return within 10 s" in text and where in text

@@ -44,6 +44,8 @@ FILES = {
             title: "Scaling logits"
             functions: [scale_logits]
             points: 4
+            contracts:
+              inputs_unchanged: "Do not change `logits` in place."
         ''',
     "assignments/temperature/intro.md.j2": '''
         # {{ course_title }}: {{ assignment_title }}
@@ -58,6 +60,7 @@ FILES = {
         ## Question 1: {{ question_title }} ({{ points }} points)
 
         Write `scale_logits(logits, temperature)`: the logits divided by the temperature.
+        {{ contract.inputs_unchanged }}
         ''',
     "assignments/temperature/public/q1.py.j2": '''
         def test_q1_halves(scale_logits):
@@ -73,6 +76,7 @@ FILES = {
         from autograder.runtime.judge import call, expect
 
 
+        @pytest.mark.contract("inputs_unchanged")
         @pytest.mark.points(1)
         @pytest.mark.parametrize("shape", [(3, 5), (2, 4, 7)])
         def test_matches_reference(student, rng, shape):

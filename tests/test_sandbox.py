@@ -658,12 +658,29 @@ def test_endless_loop_in_a_call_times_out_and_the_next_call_works(level):
 
 
 def test_total_budget_stops_later_calls():
-    code = "def spin():\n    while True:\n        pass\n"
+    code = "import time\ndef slow():\n    time.sleep(0.7)\n    return 1\n"
     with SandboxSession(code, Limits(wall_seconds_per_call=1.0, wall_seconds_total=1.6)) as s:
-        assert s.call("spin").error.kind == "timeout"
-        second = s.call("spin")
-        assert second.timed_out and second.error.kind == "budget"
+        outcomes = [s.call("slow") for _ in range(4)]
+        assert outcomes[0].ok
+        assert outcomes[-1].timed_out and outcomes[-1].error.kind == "budget"
         assert s.remaining_seconds() < 0.05
+
+
+def test_a_function_that_hung_fails_at_once_and_the_others_keep_their_time():
+    """Three calls of a hanging function cost one window, not three, and none of the total."""
+    code = "def spin():\n    while True:\n        pass\n\ndef fine():\n    return 'fine'\n"
+    with SandboxSession(code, Limits(wall_seconds_per_call=1.0, wall_seconds_total=1.6)) as s:
+        started = time.monotonic()
+        first, second, third = (s.call("spin") for _ in range(3))
+        assert first.error.kind == "timeout" and "did not return within 1 s" in str(first.error)
+        for later in (second, third):
+            assert later.timed_out and later.error.kind == "hung"
+            assert "did not return earlier" in str(later.error) and "`spin`" in str(later.error)
+        assert time.monotonic() - started < 1.0 + 1.5      # one window, the later calls at once
+        assert call_ok(s, "fine") == "fine"                # after the reload the hang forced
+        assert s.remaining_seconds() > 0.5                 # the hang and its reload came out of no one's time
+        assert s.hung == {"spin": 1.0}
+    assert Limits(wall_seconds_total=30, wall_seconds_per_call=10).longest_session(2) == 80
 
 
 def test_cpu_limit_stops_a_busy_worker():

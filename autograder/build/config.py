@@ -135,7 +135,7 @@ def _resolve(spec: AssignmentSpec, course: dict[str, Any]) -> AssignmentSettings
 
     points = raw.get("points", {})
     questions = tuple(
-        QuestionSpec(q.name, q.title, q.functions, float(points.get(q.name, q.points)), q.optional)
+        QuestionSpec(q.name, q.title, q.functions, float(points.get(q.name, q.points)), q.optional, q.contracts)
         for q in spec.questions if toggles.get(q.name, True)
     )
     return AssignmentSettings(

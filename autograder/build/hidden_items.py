@@ -18,6 +18,8 @@ class HiddenItem:
     question: str
     test_name: str
     points: float
+    #: What it enforces beyond the stated behaviour (``hidden_suite.item_contracts``).
+    contracts: tuple[str, ...] | None = None
 
 
 def split_points(total: float, weights: list[float]) -> list[float]:
@@ -56,5 +58,5 @@ def collect_hidden_items(folder: Path, questions: list[tuple[str, float]]) -> di
         if not mine:
             raise BuildError(f"could not collect the hidden tests in {path}: no test found")
         shares = split_points(points, [c.weight for c in mine])
-        items[question] = [HiddenItem(question, c.name, share) for c, share in zip(mine, shares)]
+        items[question] = [HiddenItem(question, c.name, share, c.contracts) for c, share in zip(mine, shares)]
     return items

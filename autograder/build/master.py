@@ -16,6 +16,8 @@ import jinja2
 import nbformat
 
 from autograder.build.config import AssignmentSettings
+from autograder.build.contracts import check_statements
+from autograder.build.pins import pinned_requirements, python_version
 from autograder.build.hidden_items import HiddenItem, collect_hidden_items
 from autograder.build.public_diagnosis import fixed_input_checks, probes_of
 from autograder.build.source import solution_cell_source
@@ -100,6 +102,8 @@ def _base_context(settings: AssignmentSettings, public_values: Any) -> dict:
         "public_seed": settings.public_seed,
         "support_dir": SUPPORT_DIR,
         "runtime_wheel": runtime_wheel_name(),
+        "pinned_requirements": pinned_requirements(),
+        "python_version": python_version(),
         "corpus_sentences": list(corpus.SENTENCES),
         "corpus_repeats": corpus.REPEATS,
         "v": {} if public_values is None else public_values.values(dict(settings.sizes), settings.public_seed),
@@ -132,14 +136,17 @@ def render_master(settings: AssignmentSettings) -> tuple[nbformat.NotebookNode, 
     all_public = _question_checks(settings, env, base, public_values)
     for q in settings.questions:
         where = f"{spec.name} {q.name}"
-        context = {**base, "question_title": q.title, "points": _format_points(q.points)}
+        context = {**base, "question_title": q.title, "points": _format_points(q.points),
+                   "contract": dict(q.contracts)}
         public = all_public[q.name]
         items = hidden[q.name]
+        text = _render(env, f"questions/{q.name}.md.j2", context, where)
+        check_statements(q, text, items, where)
         all_items += items
         points = [0] * len(public) + [item.points for item in items]
         cells.append(raw(_render(env, "notebook/question_config.yaml.j2",
                                  {"name": q.name, "points": points}, where)))
-        cells.append(md(_render(env, f"questions/{q.name}.md.j2", context, where)))
+        cells.append(md(text))
         cells.append(raw("# BEGIN SOLUTION"))
         for function in q.functions:
             cells.append(code(solution_cell_source(spec.solutions_module, function)))

@@ -13,13 +13,19 @@ from autograder.runtime.errors import ConfigError
 
 @dataclass(frozen=True)
 class QuestionSpec:
-    """One question: the functions the student writes and its default points."""
+    """One question: the functions the student writes and its default points.
+
+    ``contracts`` maps a key to a sentence of the question's text: each requirement its hidden
+    tests enforce (sizes, memory, dtypes, in-place changes, ...), which the question's template
+    shows as ``{{ contract.<key> }}`` and each hidden test names with ``@pytest.mark.contract``.
+    """
 
     name: str
     title: str
     functions: tuple[str, ...]
     points: float
     optional: bool = False
+    contracts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,19 @@ class AssignmentSpec:
         return load_catalogue(self.folder, self.name, self.functions, self.solutions_module)
 
 
+def _contracts(question: dict, assignment: str) -> dict[str, str]:
+    """A question's ``contracts:`` mapping (key -> sentence), checked for shape."""
+    raw = question.get("contracts") or {}
+    where = f"assignment {assignment}, question {question.get('name')}: contracts"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} should map a key to a sentence, got {type(raw).__name__}.")
+    for key, sentence in raw.items():
+        if not (isinstance(key, str) and key.isidentifier()) or not (isinstance(sentence, str) and sentence.strip()):
+            raise ConfigError(f"{where}: {key!r} should be an identifier mapped to a non-empty sentence, "
+                              f"got {sentence!r}.")
+    return {key: " ".join(sentence.split()) for key, sentence in raw.items()}
+
+
 def available_assignments() -> list[str]:
     """Names of the built-in assignments, sorted."""
     return sorted(p.name for p in assignments_dir().iterdir() if (p / "assignment.yaml").is_file())
@@ -66,7 +85,8 @@ def load_spec(name: str) -> AssignmentSpec:
     raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     questions = tuple(
         QuestionSpec(name=q["name"], title=q["title"], functions=tuple(q["functions"]),
-                     points=float(q["points"]), optional=bool(q.get("optional", False)))
+                     points=float(q["points"]), optional=bool(q.get("optional", False)),
+                     contracts=_contracts(q, name))
         for q in raw["questions"]
     )
     return AssignmentSpec(

@@ -16,11 +16,13 @@ from pathlib import Path
 
 import autograder
 from autograder.build.contents import runtime_files
+from autograder.build.pins import pinned_requirements
 from autograder.build.zips import write_zip
 
 DIST_NAME = "lmhead_grader_runtime"
 
-_REQUIRES = ["numpy>=1.24", "pytest>=7.4", "nbformat>=5.9", "PyYAML>=6.0", "otter-grader>=7.0.0,<7.1"]
+#: Besides the verdict packages, pinned to the build's versions (``pins.py``).
+_REQUIRES = ["PyYAML>=6.0", "otter-grader>=7.0.0,<7.1"]
 
 
 def _record_line(name: str, data: bytes) -> str:
@@ -40,7 +42,7 @@ def build_runtime_wheel(dest_dir: Path) -> Path:
     members = runtime_files()
     metadata = "\n".join(["Metadata-Version: 2.1", f"Name: {DIST_NAME}", f"Version: {version}",
                           "Summary: Grading runtime of the LM-head grader (sandboxed trusted grading)",
-                          "Requires-Python: >=3.10", *[f"Requires-Dist: {r}" for r in _REQUIRES]]) + "\n"
+                          "Requires-Python: >=3.10", *[f"Requires-Dist: {r}" for r in [*pinned_requirements(), *_REQUIRES]]]) + "\n"
     wheel = "Wheel-Version: 1.0\nGenerator: lmhead-grader\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
     members += [(f"{dist_info}/METADATA", metadata.encode()), (f"{dist_info}/WHEEL", wheel.encode())]
     record = "\n".join([_record_line(n, d) for n, d in members] + [f"{dist_info}/RECORD,,"]) + "\n"

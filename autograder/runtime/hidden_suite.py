@@ -99,6 +99,8 @@ def failure_of(exc: BaseException) -> tuple[str, tuple[Diagnosis, ...]]:
 
 def _register_markers(config: Any) -> None:
     config.addinivalue_line("markers", "points(n): the test's weight within its question")
+    config.addinivalue_line("markers", "contract(*keys): the requirements the test enforces beyond the "
+                            "question's stated behaviour, as keys of the question's contracts; none: nothing more")
 
 
 def forget_modules_under(folder: Path) -> None:
@@ -182,6 +184,19 @@ def collect_items(paths: Iterable[str | Path]) -> list:
     return collector.items
 
 
+def item_contracts(item: Any) -> tuple[str, ...] | None:
+    """The contract keys a hidden test declares with ``@pytest.mark.contract(...)`` (on the test or,
+    as ``pytestmark``, on its module), in order; ``()`` for a bare ``contract()`` (it enforces nothing
+    beyond the question's stated behaviour); ``None`` when it declares nothing at all."""
+    markers = list(item.iter_markers("contract"))
+    if not markers:
+        return None
+    keys: list[str] = []
+    for marker in reversed(markers):         # the module's first, then the test's own
+        keys += [str(key) for key in marker.args if str(key) not in keys]
+    return tuple(keys)
+
+
 def item_points(item: Any) -> float:
     """The weight a hidden test declares with ``@pytest.mark.points(n)`` (1 without it)."""
     marker = item.get_closest_marker("points")
@@ -198,6 +213,8 @@ class Case:
     params: dict
     fixtures: tuple[str, ...]
     weight: float
+    #: The requirements it enforces (``item_contracts``): keys of its question's ``contracts``.
+    contracts: tuple[str, ...] | None = None
 
 
 def case_of(item: Any) -> Case:
@@ -217,7 +234,8 @@ def case_of(item: Any) -> Case:
     if refused:
         raise HiddenSuiteError(f"{item.nodeid} is marked {', '.join(refused)}: a hidden test must run to "
                                "earn or lose points; remove the marker")
-    return Case(question_of(item.path), item.name, item.obj, params, fixtures, item_points(item))
+    return Case(question_of(item.path), item.name, item.obj, params, fixtures, item_points(item),
+                item_contracts(item))
 
 
 class HiddenSuite:

@@ -6,6 +6,10 @@ import solutions as ref
 from autograder.runtime.compare import check_array, check_dtype
 from autograder.runtime.judge import call, expect, unpack
 
+#: Every call goes through ``judge.call``, which fails a test whose function changed an array
+#: argument in place: each test here enforces the question's ``inputs_unchanged``.
+pytestmark = pytest.mark.contract("inputs_unchanged")
+
 
 def _inputs(rng, length, B, T, dtype):
     data = rng.integers(0, 50, size=length).astype(dtype)
@@ -18,6 +22,7 @@ def _inputs(rng, length, B, T, dtype):
 TINY_BATCH_DRAWS = 3
 
 
+@pytest.mark.contract("keep_dtype", "small_sizes")
 @pytest.mark.points(2)
 @pytest.mark.parametrize("B, T, dtype", [(4, 8, np.int64), (1, 1, np.int32), (3, 17, np.int16)])
 def test_batch_matches_reference(student, rng, B, T, dtype):
@@ -33,6 +38,7 @@ def test_batch_matches_reference(student, rng, B, T, dtype):
                output=out)
 
 
+@pytest.mark.contract("last_offset")
 @pytest.mark.points(1)
 def test_last_valid_offset(student, rng):
     """Offsets 0 and the last valid one, ``len(data) - block_size - 1``, whose targets end at the
@@ -52,6 +58,7 @@ def test_last_valid_offset(student, rng):
            make_args=lambda: args, output=out)
 
 
+@pytest.mark.contract("keep_dtype")
 @pytest.mark.points(1)
 def test_inputs_keep_the_data_dtype(student, rng):
     args = _inputs(rng, 120, 3, 6, np.int16)

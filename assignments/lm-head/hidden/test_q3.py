@@ -6,7 +6,12 @@ import solutions as ref
 from autograder.runtime.compare import check_array, check_dtype
 from autograder.runtime.judge import call, expect
 
+#: Every call goes through ``judge.call``, which fails a test whose function changed an array
+#: argument in place: each test here enforces the question's ``inputs_unchanged``.
+pytestmark = pytest.mark.contract("inputs_unchanged")
 
+
+@pytest.mark.contract("any_shape")
 @pytest.mark.points(1)
 @pytest.mark.parametrize("shape", [(4, 8, 24), (1, 1, 5), (7,)])
 def test_softmax_matches_reference(student, rng, shape):
@@ -16,6 +21,7 @@ def test_softmax_matches_reference(student, rng, shape):
            make_args=lambda: args, output=out)
 
 
+@pytest.mark.contract("large_scores")
 @pytest.mark.points(2)
 def test_large_offsets_stay_finite(student, rng):
     args = (1000.0 + rng.standard_normal((2, 3, 50)) * 3,)
@@ -24,6 +30,7 @@ def test_large_offsets_stay_finite(student, rng):
            make_args=lambda: args, output=out)
 
 
+@pytest.mark.contract("any_shape")
 @pytest.mark.points(1)
 @pytest.mark.parametrize("axis", [0, 1])
 def test_other_axes(student, rng, axis):
@@ -33,6 +40,7 @@ def test_other_axes(student, rng, axis):
            make_args=lambda: args, output=out)
 
 
+@pytest.mark.contract("large_scores")
 @pytest.mark.points(1)
 def test_rows_far_apart(student, rng):
     """Each row shifted by its own large amount: subtracting one maximum for the whole
@@ -45,6 +53,7 @@ def test_rows_far_apart(student, rng):
            make_args=lambda: args, output=out)
 
 
+@pytest.mark.contract("large_scores")
 @pytest.mark.points(1)
 def test_a_row_spanning_a_wide_range_stays_finite(student, rng):
     """Scores from -400 to 400 within each row: shifting by the row's minimum overflows."""
@@ -58,6 +67,7 @@ def test_a_row_spanning_a_wide_range_stays_finite(student, rng):
            make_args=lambda: args, output=out)
 
 
+@pytest.mark.contract("keep_float_dtype")
 @pytest.mark.points(1)
 def test_float32_input_keeps_its_dtype(student, rng):
     args = ((rng.standard_normal((2, 3, 7)) * 3).astype(np.float32),)

@@ -15,6 +15,10 @@ from autograder.runtime.hint_evidence import (differs_only_in_rows, non_finite_w
 from autograder.runtime.judge import call, check_gradient_of_own_loss, expect, unpack
 from autograder.runtime.tolerances import SCALAR_ATOL, SCALAR_RTOL
 
+#: Every call goes through ``judge.call``, which fails a test whose function changed an array
+#: argument in place: each test here enforces the question's ``inputs_unchanged``.
+pytestmark = pytest.mark.contract("inputs_unchanged")
+
 FUNCTION = "cross_entropy_loss"
 
 
@@ -58,16 +62,19 @@ def _position_losses(logits, targets):
 @pytest.mark.points(2)
 @pytest.mark.parametrize("B, T, V, dtype", [(4, 8, 24, np.int64), (1, 1, 6, np.int64),
                                             (3, 5, 11, np.int32), (2, 7, 200, np.uint8)])
+@pytest.mark.contract("target_dtypes")
 def test_loss_and_gradient_match_reference(student, rng, B, T, V, dtype):
     _check_against_reference(student, (rng.standard_normal((B, T, V)), _targets(rng, B, T, V, dtype)))
 
 
+@pytest.mark.contract("large_logits", "target_dtypes")
 @pytest.mark.points(1)
 def test_large_offsets(student, rng):
     logits = 1000.0 + rng.standard_normal((2, 4, 30)) * 3
     _check_against_reference(student, (logits, _targets(rng, 2, 4, 30, np.int16)))
 
 
+@pytest.mark.contract("large_logits")
 @pytest.mark.points(1)
 def test_rows_far_apart(student, rng):
     """Each position's logits shifted by its own large amount (one maximum for all underflows)."""
@@ -77,6 +84,7 @@ def test_rows_far_apart(student, rng):
     _check_against_reference(student, (logits, _targets(rng, 2, 3, 12)))
 
 
+@pytest.mark.contract("tiny_probabilities")
 @pytest.mark.points(1)
 def test_targets_with_tiny_probabilities(student, rng):
     """Targets 100 to 300 below their row's maximum: probabilities far below any epsilon or clip a
@@ -95,6 +103,7 @@ def test_targets_with_tiny_probabilities(student, rng):
         dlogits_shows=lambda got, right: differs_only_in_rows(got, right, tiny))
 
 
+@pytest.mark.contract("many_positions")
 @pytest.mark.points(1)
 def test_many_positions(student, rng):
     """512 positions: a product of their probabilities underflows to 0 long before the end."""
@@ -104,6 +113,7 @@ def test_many_positions(student, rng):
                              loss_shows=non_finite_where_right_is_finite)
 
 
+@pytest.mark.contract("float64_dlogits")
 @pytest.mark.points(1)
 def test_float32_logits_give_float64_dlogits(student, rng):
     """The docstring promises float64 dlogits whatever float dtype the logits have."""
@@ -111,6 +121,7 @@ def test_float32_logits_give_float64_dlogits(student, rng):
     _check_against_reference(student, args)     # a float32 dlogits is refused with its dtype named
 
 
+@pytest.mark.contract()
 @pytest.mark.points(1)
 def test_confident_and_uniform_extremes(student, rng):
     targets = _targets(rng, 2, 3, 9)
@@ -118,12 +129,14 @@ def test_confident_and_uniform_extremes(student, rng):
     _check_against_reference(student, (20.0 * np.eye(9)[targets] + rng.standard_normal((2, 3, 9)), targets))
 
 
+@pytest.mark.contract("large_vocabulary")
 @pytest.mark.points(1)
 def test_vocabulary_of_50000(student, rng):
     args = (rng.standard_normal((2, 2, 50_000)) * 2, _targets(rng, 2, 2, 50_000))
     _check_against_reference(student, args)
 
 
+@pytest.mark.contract("large_vocabulary")
 @pytest.mark.points(2)
 @pytest.mark.parametrize("B, T, V", [(3, 4, 13), (1, 1, 5), (2, 2, 50_000)])
 def test_gradient_is_the_derivative_of_your_own_loss(student, rng, B, T, V):

@@ -6,7 +6,12 @@ import solutions as ref
 from autograder.runtime.compare import array_structure, check_array
 from autograder.runtime.judge import call, expect, unpack
 
+#: Every call goes through ``judge.call``, which fails a test whose function changed an array
+#: argument in place: each test here enforces the question's ``inputs_unchanged``.
+pytestmark = pytest.mark.contract("inputs_unchanged")
 
+
+@pytest.mark.contract("other_sizes")
 @pytest.mark.points(2)
 @pytest.mark.parametrize("B, T, C, V", [(4, 8, 16, 24), (1, 1, 3, 4), (2, 3, 6, 6)])
 def test_gradients_match_reference(student, rng, B, T, C, V):
@@ -17,6 +22,7 @@ def test_gradients_match_reference(student, rng, B, T, C, V):
         expect(check_array(name, got, want), function="lm_head_backward", make_args=lambda: args, output=out)
 
 
+@pytest.mark.contract("own_head", "other_sizes")
 @pytest.mark.points(2)
 @pytest.mark.parametrize("B, T, C, V", [(2, 3, 4, 5), (1, 1, 2, 3)])
 def test_gradients_agree_with_your_own_head(student, rng, B, T, C, V):

@@ -7,6 +7,10 @@ from autograder.runtime.compare import check_array, check_number, explained
 from autograder.runtime.judge import call, expect
 from autograder.runtime.sandbox.channel import Named
 
+#: Every call goes through ``judge.call``, which fails a test whose function changed an array
+#: argument in place: each test here enforces the question's ``inputs_unchanged``.
+pytestmark = pytest.mark.contract("inputs_unchanged")
+
 
 # Functions the student's numerical_gradient differentiates are passed by
 # name, so they can be sent into the grading sandbox as plain data; in a
@@ -14,6 +18,7 @@ from autograder.runtime.sandbox.channel import Named
 _cubic = Named("cubic")
 
 
+@pytest.mark.contract()
 @pytest.mark.points(2)
 @pytest.mark.parametrize("shape, eps", [((5,), 1e-6), ((2, 3), 1e-3), ((1, 1, 4), 1e-2)])
 def test_numerical_gradient_matches_central_differences(student, rng, shape, eps):
@@ -25,6 +30,7 @@ def test_numerical_gradient_matches_central_differences(student, rng, shape, eps
            function="numerical_gradient", make_args=lambda: (args[0], args[1].copy(), eps), output=out)
 
 
+@pytest.mark.contract()
 @pytest.mark.points(1)
 def test_max_rel_err_matches_definition(student, rng):
     a = rng.standard_normal((3, 4))
@@ -36,6 +42,7 @@ def test_max_rel_err_matches_definition(student, rng):
            make_args=lambda: args, output=out)
 
 
+@pytest.mark.contract()
 @pytest.mark.points(1)
 def test_max_rel_err_guard_on_tiny_entries(student, rng):
     """Entries near the 1e-12 guard: the guard is added to the larger magnitude, as the docstring
@@ -62,6 +69,7 @@ def _right_where_the_guard_is_negligible(student, args):
         return False
 
 
+@pytest.mark.contract()
 @pytest.mark.points(1)
 def test_max_rel_err_treats_both_gradients_alike(student, rng):
     """Every entry of ``n`` smaller than ``a``, then the other way round: dividing by one of the
@@ -78,6 +86,7 @@ def test_max_rel_err_treats_both_gradients_alike(student, rng):
                make_args=lambda: args, output=out)
 
 
+@pytest.mark.contract("strided_view")
 @pytest.mark.points(1)
 def test_numerical_gradient_on_a_strided_view(student, rng):
     """A smooth non-linear function's gradient at x that is a transposed (non-contiguous) view."""

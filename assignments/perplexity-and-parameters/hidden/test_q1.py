@@ -8,7 +8,12 @@ from autograder.runtime.hint_evidence import within_what_tiny_terms_allow
 from autograder.runtime.judge import call, expect
 from autograder.runtime.tolerances import SCALAR_ATOL, SCALAR_RTOL
 
+#: Every call goes through ``judge.call``, which fails a test whose function changed an array
+#: argument in place: each test here enforces the question's ``inputs_unchanged``.
+pytestmark = pytest.mark.contract("inputs_unchanged")
 
+
+@pytest.mark.contract("long_sequences")
 @pytest.mark.points(1)
 @pytest.mark.parametrize("length", [1, 7, 500])
 def test_log_prob_matches_reference(student, rng, length):
@@ -20,6 +25,7 @@ def test_log_prob_matches_reference(student, rng, length):
            function="sequence_log_prob", make_args=lambda: args, output=out)
 
 
+@pytest.mark.contract("long_sequences")
 @pytest.mark.points(1)
 def test_long_sequences_do_not_underflow(student, rng):
     # The product is far below the smallest float. Length and range are drawn: the log of a
@@ -30,6 +36,7 @@ def test_long_sequences_do_not_underflow(student, rng):
            function="sequence_log_prob", make_args=lambda: args, output=out)
 
 
+@pytest.mark.contract("tiny_probabilities")
 @pytest.mark.points(1)
 def test_tiny_probabilities_are_taken_exactly(student, rng):
     """Conditionals down to 1e-300: an epsilon added inside the log, or a clip, changes their logs."""

@@ -7,7 +7,12 @@ from autograder.runtime.compare import check_number
 from autograder.runtime.judge import call, expect
 from autograder.runtime.tolerances import SCALAR_ATOL, SCALAR_RTOL
 
+#: Every call goes through ``judge.call``, which fails a test whose function changed an array
+#: argument in place: each test here enforces the question's ``inputs_unchanged``.
+pytestmark = pytest.mark.contract("inputs_unchanged")
 
+
+@pytest.mark.contract("long_inputs")
 @pytest.mark.points(1)
 @pytest.mark.parametrize("length", [1, 9, 300])
 def test_perplexity_matches_reference(student, rng, length):
@@ -18,6 +23,7 @@ def test_perplexity_matches_reference(student, rng, length):
            function="perplexity", make_args=lambda: args, output=out)
 
 
+@pytest.mark.contract("long_inputs")
 @pytest.mark.points(1)
 def test_long_inputs_do_not_underflow(student, rng):
     """20,000 probabilities of about 1e-3: their product is 0 in floating point, their mean log is not.
@@ -29,6 +35,7 @@ def test_long_inputs_do_not_underflow(student, rng):
            function="perplexity", make_args=lambda: args, output=out)
 
 
+@pytest.mark.contract()
 @pytest.mark.points(1)
 def test_perplexity_from_loss_matches_reference(student, rng):
     args = (float(rng.uniform(0.1, 5.0)),)

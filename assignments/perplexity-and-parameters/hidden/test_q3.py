@@ -8,6 +8,10 @@ from autograder.runtime.hint_evidence import differs_only_in_rows, within_what_t
 from autograder.runtime.judge import call, expect, unpack
 from autograder.runtime.tolerances import SCALAR_ATOL, SCALAR_RTOL
 
+#: Every call goes through ``judge.call``, which fails a test whose function changed an array
+#: argument in place: each test here enforces the question's ``inputs_unchanged``.
+pytestmark = pytest.mark.contract("inputs_unchanged")
+
 
 def _padded_batch(rng, B, T, V):
     logits = rng.standard_normal((B, T, V)) * 2
@@ -17,6 +21,7 @@ def _padded_batch(rng, B, T, V):
     return logits, targets, mask
 
 
+@pytest.mark.contract("padding")
 @pytest.mark.points(2)
 @pytest.mark.parametrize("B, T, V", [(3, 6, 10), (1, 1, 4), (4, 9, 25)])
 def test_masked_loss_and_gradient_match_reference(student, rng, B, T, V):
@@ -48,6 +53,7 @@ def _check(student, args, why, loss_shows=None, dlogits_shows=None):
            function="masked_cross_entropy", make_args=make_args, output=out)
 
 
+@pytest.mark.contract("tiny_probabilities", "padding")
 @pytest.mark.points(1)
 def test_scored_targets_with_tiny_probabilities(student, rng):
     """Scored targets 100 to 300 below their row's maximum: exact in float64, changed by any epsilon
@@ -70,12 +76,14 @@ def test_scored_targets_with_tiny_probabilities(student, rng):
            dlogits_shows=lambda got, right: differs_only_in_rows(got, right, tiny))
 
 
+@pytest.mark.contract("float64_dlogits", "padding")
 @pytest.mark.points(1)
 def test_float32_logits_give_float64_dlogits(student, rng):
     logits, targets, mask = _padded_batch(rng, 2, 4, 7)
     _check(student, (logits.astype(np.float32), targets, mask), "")   # a float32 dlogits: its dtype is named
 
 
+@pytest.mark.contract("integer_mask", "padding")
 @pytest.mark.points(1)
 def test_a_0_1_integer_mask(student, rng):
     """The docstring allows a 0/1 mask: used as an index, an integer array picks positions 0 and 1."""
@@ -86,6 +94,7 @@ def test_a_0_1_integer_mask(student, rng):
     _check(student, (logits, targets, mask.astype(np.int64)), "")   # the catalogue names the index slip
 
 
+@pytest.mark.contract("nothing_scored", "padding")
 @pytest.mark.points(1)
 def test_nothing_scored_gives_zero_loss_and_gradient(student, rng):
     """No position scored: the loss and its gradient are 0 (not 0 / 0). Zeros answer that whatever
@@ -103,6 +112,7 @@ def test_nothing_scored_gives_zero_loss_and_gradient(student, rng):
     _check(student, _padded_batch(rng, B, T, V), "")
 
 
+@pytest.mark.contract("large_inputs", "integer_mask", "padding")
 @pytest.mark.points(1)
 def test_large_offsets_and_a_big_vocabulary(student, rng):
     logits, targets, mask = _padded_batch(rng, 2, 3, 50_000)
@@ -116,6 +126,7 @@ def test_large_offsets_and_a_big_vocabulary(student, rng):
            make_args=lambda: args, output=out)
 
 
+@pytest.mark.contract("padding")
 @pytest.mark.points(1)
 def test_padding_targets_may_hold_any_value(student, rng):
     """Unscored positions hold -100 (a common ignore index) and ids past the vocabulary."""
@@ -133,6 +144,7 @@ def test_padding_targets_may_hold_any_value(student, rng):
            make_args=lambda: args, output=out)
 
 
+@pytest.mark.contract("large_inputs", "padding")
 @pytest.mark.points(1)
 def test_rows_far_apart(student, rng):
     """Each position's logits shifted by its own large amount (one maximum for all underflows)."""
@@ -151,6 +163,7 @@ def test_rows_far_apart(student, rng):
            make_args=lambda: args, output=out)
 
 
+@pytest.mark.contract("padding")
 @pytest.mark.points(2)
 def test_gradient_is_the_derivative_of_your_own_loss(student, rng):
     from autograder.runtime.judge import check_gradient_of_own_loss

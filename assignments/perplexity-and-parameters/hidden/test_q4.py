@@ -12,7 +12,12 @@ import solutions as ref
 from autograder.runtime.compare import check_array, check_number, check_plain, explained
 from autograder.runtime.judge import call, expect
 
+#: Every call goes through ``judge.call``, which fails a test whose function changed an array
+#: argument in place: each test here enforces the question's ``inputs_unchanged``.
+pytestmark = pytest.mark.contract("inputs_unchanged")
 
+
+@pytest.mark.contract()
 @pytest.mark.points(1)
 @pytest.mark.parametrize("shape", [(2, 3, 8), (1, 1, 4), (5, 6)])
 def test_tied_head_matches_reference(student, rng, shape):
@@ -38,6 +43,7 @@ def _gate(student, rng):
                       "Here the vocabulary has thousands of ids.")
 
 
+@pytest.mark.contract()
 @pytest.mark.points(1)
 @pytest.mark.parametrize("C, V", [(8, 30), (3, 2)])
 def test_greedy_matches_reference(student, rng, C, V):
@@ -45,6 +51,7 @@ def test_greedy_matches_reference(student, rng, C, V):
     _gate(student, rng)
 
 
+@pytest.mark.contract()
 @pytest.mark.points(1)
 def test_each_logit_sums_over_the_width(student, rng):
     """One feature alone favours a decoy token strongly, every feature favours the right one a
@@ -71,6 +78,7 @@ def test_each_logit_sums_over_the_width(student, rng):
     _gate(student, rng)
 
 
+@pytest.mark.contract("large_logits")
 @pytest.mark.points(1)
 def test_large_logits(student, rng):
     """Logits in the thousands: the argmax needs no softmax, and one without its max subtraction
@@ -93,6 +101,7 @@ def test_large_logits(student, rng):
     _gate(student, rng)
 
 
+@pytest.mark.contract("ties")
 @pytest.mark.points(1)
 def test_ties_go_to_the_lowest_id(student, rng):
     """Two (then three) tokens share the highest logit exactly; the docstring picks the lowest id.
@@ -108,6 +117,7 @@ def test_ties_go_to_the_lowest_id(student, rng):
     _gate(student, rng)
 
 
+@pytest.mark.contract("python_int")
 @pytest.mark.points(1)
 def test_returns_a_python_int(student, rng):
     args = (rng.standard_normal(5), rng.standard_normal((5, 9)))

@@ -20,6 +20,7 @@ def _check(student, T):
            make_args=lambda: (T,), output=out)
 
 
+@pytest.mark.contract("sizes")
 @pytest.mark.points(1)
 @pytest.mark.parametrize("low, high", [(3, 60), (61, 200), (201, 400)])
 def test_mask_matches_reference(student, rng, low, high):
@@ -27,6 +28,7 @@ def test_mask_matches_reference(student, rng, low, high):
         _check(student, T)
 
 
+@pytest.mark.contract("sizes")
 @pytest.mark.points(1)
 def test_one_and_two_positions(student, rng):
     """T = 1 and T = 2, where a guessed mask is often right: paid only with a drawn T beside them."""

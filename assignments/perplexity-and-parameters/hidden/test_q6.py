@@ -15,6 +15,7 @@ def _config(rng):
             int(rng.integers(1, 25)), int(4 * d))
 
 
+@pytest.mark.contract()
 @pytest.mark.points(1)
 @pytest.mark.parametrize("tied", [True, False])
 def test_counts_match_reference(student, rng, tied):
@@ -42,6 +43,7 @@ def _checked_dict(student, args) -> dict:
     return out
 
 
+@pytest.mark.contract("ffn_dim")
 @pytest.mark.points(1)
 def test_ffn_width_is_its_own_parameter(student, rng):
     """Widths other than GPT-1's 4d: the count must use ``ffn_dim`` as given."""
@@ -55,6 +57,7 @@ def test_ffn_width_is_its_own_parameter(student, rng):
                    make_args=lambda: args, output=out)
 
 
+@pytest.mark.contract("plain_ints")
 @pytest.mark.points(1)
 def test_counts_are_plain_ints(student, rng):
     args = (*_config(rng), True)

@@ -205,7 +205,7 @@ def grade_entries(
             # socket names: two submissions graded side by side could talk. One at a time, each
             # submission's traces are swept before the next one starts.
             workers = 1
-        pool = GradingProcesses(workers, ag, limits, clearance, timeout)
+        pool = GradingProcesses(workers, ag, limits, clearance)
         try:
             for entry, outcome in pool.grade(todo):
                 write_outcome_or_error(out, GradeRecord(entry, outcome, ag.digest, hashes[entry.student]), ag)

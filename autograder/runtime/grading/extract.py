@@ -177,3 +177,14 @@ def attempted(program: Program, functions: tuple[str, ...]) -> bool:
             if name in functions:
                 last[name] = stub
     return any(not stub for stub in last.values())
+
+
+def defining_cell(program: Program, function: str) -> int | None:
+    """The index of the cell whose top-level definition of ``function`` is the last one (the one
+    a notebook run top to bottom keeps), or ``None`` if no cell that can be parsed defines it."""
+    found = None
+    for index, cell in enumerate(program.cells):
+        if function in cell and len(cell) <= PARSE_LIMIT and any(
+                name == function for name, _ in _top_level_names(cell) or ()):
+            found = index
+    return found

@@ -72,11 +72,13 @@ def _serve(conn: Connection, ag: LoadedAutograder, limits: Limits, clearance: Cl
         _worker_state["warm"].close()
 
 
-def task_seconds(timeout: float) -> float:
+def task_seconds(limits: Limits, functions: int) -> float:
     """Longest a grading process may spend on one submission before it is stopped: the
-    submission's own budget three times over (start-up and the grader's checks come on
-    top of it), plus a minute. Only a grading process that hangs ever reaches it."""
-    return 3 * timeout + 60
+    longest sandbox session (the submission's budget, plus the hangs of each of the
+    ``functions`` graded, which are not taken from it) three times over (start-up and the
+    grader's checks come on top of it), plus a minute. Only a grading process that hangs
+    ever reaches it."""
+    return 3 * limits.longest_session(functions) + 60
 
 
 class GradingProcesses:
@@ -93,13 +95,12 @@ class GradingProcesses:
     #: Submissions sent ahead to each process, so it never waits for this one to write files.
     AHEAD = 2
 
-    def __init__(self, count: int, ag: LoadedAutograder, limits: Limits, clearance: Clearance,
-                 timeout: float) -> None:
+    def __init__(self, count: int, ag: LoadedAutograder, limits: Limits, clearance: Clearance) -> None:
         self._context = multiprocessing.get_context("fork")
         self._args = (ag, limits, clearance)
         self._ag = ag
         self._count = count
-        self._seconds = task_seconds(timeout)
+        self._seconds = task_seconds(limits, len(ag.student_functions))
         self._slots: list[dict] = []
         self._waiting: list[Entry] = []
 

@@ -15,13 +15,14 @@ from typing import Any
 import numpy as np
 
 from autograder.runtime.grading.demo_cells import without_demo_cells
-from autograder.runtime.grading.extract import Program, attempted, extract_program
+from autograder.runtime.grading.extract import Program, attempted, defining_cell, extract_program
 from autograder.runtime.grading.intake import IntakeLimits, Rejected, read_submission
 from autograder.runtime.grading.outcome import GradeOutcome, ItemOutcome
 from autograder.runtime.grading.support import LoadedAutograder
 from autograder.runtime.judge import StudentCallFailed, apply_changes
 from autograder.runtime.sandbox import Limits, SandboxSession
 from autograder.runtime.sandbox.policy import Clearance
+from autograder.runtime.text import code
 
 
 class SandboxStudent:
@@ -64,6 +65,18 @@ class SandboxStudent:
         return call
 
 
+def _hang_notes(program: Program, hung: dict[str, float]) -> list[str]:
+    """One note per function that hung, naming it and the cell that defines it."""
+    notes = []
+    for function, seconds in hung.items():
+        cell = defining_cell(program, function)
+        where = f", defined in {program.label(cell)}," if cell is not None else ""
+        notes.append(f"{code(function)}{where} did not return within {seconds:g} s and was stopped; its later "
+                     "tests failed at once without calling it again, and your other functions kept their time. "
+                     "Look for a loop that never ends or a very slow computation in it.")
+    return notes
+
+
 def _not_run(ag: LoadedAutograder, message: str) -> tuple[ItemOutcome, ...]:
     return tuple(ItemOutcome(q, test, points, False, message) for q in ag.questions for test, points in ag.items[q])
 
@@ -99,6 +112,7 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, clearanc
             items, diagnoses = run.items, run.diagnoses
         else:
             items, diagnoses = _not_run(ag, "Not run: your notebook did not finish loading."), ()
+        notes += _hang_notes(program, session.hung)
         stdout = session.load_stdout
         if session.load_stdout_dropped:
             kept = len(stdout.encode("utf-8"))

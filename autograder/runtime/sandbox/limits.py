@@ -41,7 +41,10 @@ class Limits:
         open_files: ``RLIMIT_NOFILE``.
         wall_seconds_total: wall-clock budget for the whole submission:
             starting the worker, running its code and every call, including
-            restarts after a crash or timeout.
+            restarts after a crash. A call that hangs (runs out its
+            ``wall_seconds_per_call``) and the reload it forces are not taken
+            from it: that function is not called again, and the others keep
+            their time (see ``longest_session``).
         wall_seconds_per_call: wall-clock limit for loading the code and for
             each call. A call that exceeds it is stopped by killing the
             worker, which is restarted for the next call.
@@ -63,6 +66,13 @@ class Limits:
     stdout_bytes: int = 64 * KIB
     message_bytes: int = 64 * MIB
     work_dir_bytes: int = 64 * MIB
+
+    def longest_session(self, functions: int) -> float:
+        """Longest wall-clock time a session that calls ``functions`` distinct functions can take:
+        the total budget, one per-call window for the call that was running when the total ran out,
+        and, for each function that hangs (once at most, since it is not called again), its per-call
+        window and the reload of the code after it."""
+        return self.wall_seconds_total + self.wall_seconds_per_call * (1 + 2 * functions)
 
     def __post_init__(self) -> None:
         for field in fields(self):

@@ -69,7 +69,8 @@ class CallError:
     ``kind`` is one of: ``raised`` (the function raised, ``SystemExit`` and
     ``KeyboardInterrupt`` included), ``missing``, ``not_callable``,
     ``unencodable`` (its return value cannot cross the channel),
-    ``unsendable`` (the arguments cannot), ``timeout``, ``crashed`` (the
+    ``unsendable`` (the arguments cannot), ``timeout``, ``hung`` (not
+    called: the function timed out on an earlier call), ``crashed`` (the
     worker process died), ``protocol`` (the worker sent malformed data),
     ``budget`` (the session's total time is used up), ``not_loaded`` (the
     code never finished loading).

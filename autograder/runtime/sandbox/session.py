@@ -11,6 +11,14 @@ Time: each round trip (loading the code, each call) gets
 ``Limits.wall_seconds_total``. A worker that overruns is killed with all its
 processes; the next call starts a fresh one, which loads the code again.
 
+A function that hung once is not called again: its later calls fail at once
+("did not return earlier"). The time its hang took, and the reload of the code
+it forced, is not taken from the total: one hanging function must not leave the
+others without time. The run stays bounded all the same, since each function
+hangs at most once: at most ``wall_seconds_total`` plus two per-call windows for
+each function called, and one more window for the call that was running when the
+total ran out (``Limits.longest_session``).
+
 Why one module of this size: a session's protocol and its reading of the worker's replies change
 together (every field the worker sends is validated where the request is made), and the worker
 runs student code, so nothing it reports may be trusted unread.
@@ -171,6 +179,10 @@ class SandboxSession:
         self._warm = warm
         self._load_end: int | None = None      # where the first load's output ends in the buffer
         self._load_dropped = 0
+        #: Each function that did not return within its window, with that window (seconds).
+        self.hung: dict[str, float] = {}
+        self._excused = 0.0             # seconds of hangs and of the reloads they forced
+        self._reload_excused = False    # the worker was stopped by a hang: its reload is excused too
 
     def __enter__(self) -> SandboxSession:
         self.start()
@@ -221,7 +233,8 @@ class SandboxSession:
         """Wall-clock time left in the session's total budget."""
         if self._started_at is None:
             return self.limits.wall_seconds_total
-        return max(self.limits.wall_seconds_total - (time.monotonic() - self._started_at), 0.0)
+        spent = time.monotonic() - self._started_at - self._excused
+        return max(self.limits.wall_seconds_total - spent, 0.0)
 
     def start(self) -> ImportResult:
         """Start the worker and load the code (once; later calls return the first result)."""
@@ -241,8 +254,10 @@ class SandboxSession:
     def call(self, function: str, *args: Any, timeout: float | None = None) -> CallResult:
         """Call the submission's ``function`` with ``args``; never raises for the student's failures.
 
-        ``timeout`` replaces ``Limits.wall_seconds_per_call`` for this call;
-        the session's remaining total budget caps either.
+        ``timeout`` replaces ``Limits.wall_seconds_per_call`` for this call. A call
+        is made only while the session's total budget lasts; it then gets its whole
+        window, and a call that runs it out is not charged to the budget (its
+        function is not called again).
         """
         if self.import_result is None:
             self.start()
@@ -342,7 +357,12 @@ class SandboxSession:
         self._restarts += 1
         self._stop_worker()
         self._output.feed(b"\n[sandbox: worker restarted, the code was loaded again]\n")
+        excused, self._reload_excused = self._reload_excused, False
+        begun = time.monotonic()
         reloaded = self._load()
+        if excused:
+            # The hang forced this reload: its time, like the hang's, is not the others' to pay.
+            self._excused += time.monotonic() - begun
         if not reloaded.loaded:
             return CallError("not_loaded", function, "", f"`{function}` cannot be called: loading the "
                              f"code again failed ({reloaded.error})")
@@ -365,20 +385,28 @@ class SandboxSession:
         except channel.ChannelError as exc:
             return failed(CallError("unsendable", function, "ChannelError",
                                     f"the arguments for `{function}` cannot be sent to the sandbox: {exc}"))
+        if function in self.hung:
+            return failed(CallError("hung", function, "", f"`{function}` was not called: it did not return "
+                                    f"earlier (stopped after {self.hung[function]:g} s), so its later calls "
+                                    "fail at once and your other functions keep their time."), timed_out=True)
         if self.remaining_seconds() <= 0:
             return failed(self._budget_error(function), timed_out=True)
         problem = self._ensure_worker(function)
         if problem is not None:
             return failed(problem, timed_out=self.remaining_seconds() <= 0)
+        # The full window, whatever is left of the total: a call that runs it out hung, and is
+        # excused; one that returns is charged, so the total is overrun by one call at most.
         wanted = self.limits.wall_seconds_per_call if timeout is None else timeout
-        window = min(wanted, self.remaining_seconds())
+        sent = time.monotonic()
         try:
-            fields, values = self._worker.exchange(request, seq, time.monotonic() + window)
+            fields, values = self._worker.exchange(request, seq, sent + wanted)
         except WorkerTimeout:
-            error = self._budget_error(function) if window < wanted else CallError(
-                "timeout", function, "", f"`{function}` did not return within {wanted:g} s "
-                "(wall clock) and was stopped: look for an endless loop or a very slow computation.")
-            return failed(error, timed_out=True, stop=True)
+            self.hung[function] = wanted
+            self._excused += time.monotonic() - sent
+            self._reload_excused = True
+            return failed(CallError("timeout", function, "", f"`{function}` did not return within {wanted:g} s "
+                                    "(wall clock) and was stopped: look for an endless loop or a very slow "
+                                    "computation."), timed_out=True, stop=True)
         except WorkerDied:
             reason = describe_exit(self._worker.exit_code(), self.isolation, self.limits)
             return failed(CallError("crashed", function, "", f"`{function}` stopped the worker "
@@ -414,8 +442,9 @@ class SandboxSession:
         return tuple(name for name in raw[:20] if isinstance(name, str) and name in self.functions)
 
     def _budget_error(self, function: str) -> CallError:
-        return CallError("budget", function, "", f"`{function}` was not run to the end: the submission "
-                         f"used up its total time of {self.limits.wall_seconds_total:g} s.")
+        return CallError("budget", function, "", f"`{function}` was not called: the submission used up its "
+                         f"total time of {self.limits.wall_seconds_total:g} s (a function that hung does not "
+                         "count against it): look for the slowest of your functions.")
 
 
 def _is_name(text: Any) -> bool:
