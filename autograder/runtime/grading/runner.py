@@ -19,6 +19,7 @@ from autograder.runtime.grading.extract import Program, attempted, extract_progr
 from autograder.runtime.grading.intake import IntakeLimits, Rejected, read_submission
 from autograder.runtime.grading.outcome import GradeOutcome, ItemOutcome
 from autograder.runtime.grading.support import LoadedAutograder
+from autograder.runtime.helper_blame import note as note_helper_calls
 from autograder.runtime.judge import StudentCallFailed, apply_changes
 from autograder.runtime.sandbox import Limits, SandboxSession
 from autograder.runtime.sandbox.policy import Clearance
@@ -46,6 +47,8 @@ class SandboxStudent:
             judge needs no copies of its own (see ``judge.call``).
             """
             result = self._session.call(name, *args)
+            if result.helper_calls:
+                note_helper_calls(name, result.helper_calls)
             if not result.ok:
                 raise StudentCallFailed(str(result.error), result.error.raised_in)
             return result.value, result.args_after
@@ -82,7 +85,7 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, clearanc
     suite = ag.suite
     program = without_demo_cells(program, ag.demo_cells)
     with SandboxSession(list(program.cells), limits, isolation=clearance.level, warm=warm,
-                        numbers_for=ag.student_functions) as session:
+                        numbers_for=ag.student_functions, record_calls_of=ag.student_functions) as session:
         loaded = session.start()
         level = clearance.label
         if loaded.timed_out:

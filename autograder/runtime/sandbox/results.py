@@ -110,6 +110,24 @@ class CallError:
 
 
 @dataclass(frozen=True)
+class HelperCall:
+    """A call the function under test made to another of the submission's graded functions, as the
+    worker recorded it: data from the student's process, to be judged, never believed.
+
+    ``caller`` is the submission's function that made the call ("" when the worker named none the
+    submission defined); ``recorded`` says whether ``args``, ``kwargs`` and ``value`` were kept
+    (a call too large to copy is reported by name only).
+    """
+
+    helper: str
+    caller: str
+    recorded: bool = False
+    args: tuple = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    value: Any = None
+
+
+@dataclass(frozen=True)
 class CallResult:
     """Outcome of one call: the returned value, or why there is none.
 
@@ -124,3 +142,5 @@ class CallResult:
     timed_out: bool = False
     stdout: str = ""
     seconds: float = 0.0
+    #: The calls it made to the submission's other graded functions (see ``HelperCall``).
+    helper_calls: tuple[HelperCall, ...] = ()
