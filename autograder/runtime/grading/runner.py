@@ -89,7 +89,8 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, clearanc
         loaded = session.start()
         level = clearance.label
         if loaded.timed_out:
-            notes.append("Your notebook took too long to run and was stopped; functions defined "
+            where = f" in {program.label(loaded.hung_cell)}" if loaded.hung_cell >= 0 else ""
+            notes.append(f"Your notebook took too long to run and was stopped{where}; functions defined "
                          "after that point could not be graded.")
         elif loaded.error and not loaded.cell_errors:
             notes.append(f"Your notebook could not be run: {loaded.error}")
@@ -116,7 +117,8 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, clearanc
     flags = tuple(flag for flag, present in (("not-attempted", not attempted(program, ag.student_functions)),
                                                ("load-error", bool(loaded.cell_errors))) if present)
     return GradeOutcome(student, ag.assignment, status, level, items, ag.possible, tuple(notes),
-                        stdout, time.perf_counter() - start, submission, diagnoses, flags)
+                        stdout, time.perf_counter() - start, submission, diagnoses, flags,
+                        clearance.student_note)
 
 
 def rejected_outcome(ag: LoadedAutograder, student: str, reason: str, submission: str) -> GradeOutcome:

@@ -51,6 +51,7 @@ class ImportResult:
         cell_errors: the exception of each failing cell.
         seconds: wall-clock time, worker start included.
         stdout: output printed while loading (within the session's budget).
+        hung_cell: see below.
     """
 
     ok: bool
@@ -60,6 +61,9 @@ class ImportResult:
     cell_errors: tuple[CellError, ...] = ()
     seconds: float = 0.0
     stdout: str = ""
+    #: For a load that timed out: the index of the cell running when it was stopped, as far as
+    #: the worker said (-1: not known).
+    hung_cell: int = -1
 
 
 @dataclass(frozen=True)

@@ -285,10 +285,18 @@ class SandboxSession:
         window = min(self.limits.wall_seconds_per_call, self.remaining_seconds())
         deadline = begun + window
 
+        running = [-1]     # the cell the worker last said it started (untrusted: checked)
+
+        def started(fields: dict) -> None:
+            cell = fields.get("cell")
+            if type(cell) is int and 0 <= cell < len(self.cells):
+                running[0] = cell
+
         def failed(error: str, timed_out: bool = False) -> ImportResult:
             self._stop_worker()
             return ImportResult(ok=False, loaded=False, error=error, timed_out=timed_out,
-                                seconds=time.monotonic() - begun, stdout=self._output.since(mark))
+                                seconds=time.monotonic() - begun, stdout=self._output.since(mark),
+                                hung_cell=running[0] if timed_out else -1)
 
         try:
             seq = self._next_seq()
@@ -308,7 +316,7 @@ class SandboxSession:
             self._warm.refill()
         try:
             self._worker.handshake(deadline)
-            fields, _ = self._worker.exchange(request, seq, deadline)
+            fields, _ = self._worker.exchange(request, seq, deadline, progress=started)
         except WorkerTimeout:
             return failed(f"the code did not finish running within {window:g} s (wall clock) and was "
                           "stopped: look for an endless loop or long computation at the top level.", True)
