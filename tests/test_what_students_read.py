@@ -119,3 +119,24 @@ def test_auto_marks_a_weaker_level_as_the_machines_choice(monkeypatch):
     assert clear("auto", [], trusted=True).fallback
     monkeypatch.setattr(iso, "check_level", lambda level: iso.Isolation(level, "forced"))
     assert not clear("rlimits", [], trusted=True).fallback
+
+
+def test_the_export_prints_no_warning_about_unencrypted_kernel_traffic(built, tmp_path):
+    # The export cell checks the zip it wrote in a kernel of its own; that kernel's start-up
+    # warning reached the student's output on every export. Run as a student does: the notebook's
+    # init cell, then its export cell, in a kernel started in the notebook's folder.
+    from nbclient import NotebookClient
+    folder = tmp_path / "student"
+    folder.mkdir()
+    nb = nbformat.read(built.student, as_version=4)
+    nbformat.write(nb, folder / "lm-head.ipynb")
+    init = next(c for c in nb.cells if c.cell_type == "code" and c.source.startswith("# Initialize Otter"))
+    export = next(c for c in nb.cells if c.cell_type == "code" and "grader.export(" in c.source)
+    run = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(init.source),
+                                          nbformat.v4.new_code_cell(export.source)],
+                                   metadata=nb.metadata)
+    NotebookClient(run, timeout=300, resources={"metadata": {"path": str(folder)}}).execute()
+    said = "".join(o.get("text", "") for cell in run.cells for o in cell.outputs)
+    assert list(folder.glob("lm-head_*.zip")), said         # the export happened
+    assert "Running your submission against local test cases" in said, said
+    assert "without encryption" not in said and "eavesdropping" not in said, said
