@@ -15,10 +15,13 @@ then serve requests until the request pipe closes:
 
 * ``load`` runs the submission's cells in a fresh namespace named
   ``__student__`` and reports each cell's exception (any ``BaseException``,
-  so ``sys.exit`` and ``KeyboardInterrupt`` too) as data;
+  so ``sys.exit`` and ``KeyboardInterrupt`` too) as data, sending a
+  ``progress`` frame with each cell's index as it starts it (a load that
+  never ends is then told by the grader which cell was running);
 * ``call`` calls one function of that namespace on decoded arguments and
   replies with its value, or with the exception it raised, plus the array
-  arguments it changed in place.
+  arguments it changed in place and, for the names in the request's
+  ``record``, the calls the function made to them (``calls``).
 
 Arrays of both travel through the arena the grader shares with the worker,
 when it passed one, and inline in the message otherwise.
