@@ -203,3 +203,42 @@ def test_the_starter_numerical_gradient_passes_no_check():
     failed = run_checks("lm-head", {"numerical_gradient": numerical_gradient})
     q6 = [m for m in failed.get("q6", []) if "input_is_restored" in m]
     assert q6, failed.get("q6")
+
+
+@pytest.fixture(scope="module")
+def starters(tmp_path_factory):
+    """Per assignment, the functions as the untouched student notebook defines them (its stubs)."""
+    import nbformat
+
+    from autograder.build import build
+    root = tmp_path_factory.mktemp("starters")
+    found = {}
+    for name in available_assignments():
+        (result,) = build([name], root / "dist", None, verify=False)
+        scope: dict = {"np": np}
+        for cell in nbformat.read(result.student, as_version=4).cells:
+            if cell.cell_type == "code" and cell.source.lstrip().startswith("def "):
+                exec(compile(cell.source, f"<{name} starter>", "exec"), {**_assignment(name)[0], **scope}, scope)
+        found[name] = {k: v for k, v in scope.items() if callable(v) and k in FUNCTIONS}
+    return found
+
+
+@pytest.mark.parametrize("name", available_assignments())
+def test_no_public_check_passes_the_untouched_notebook(starters, name):
+    # Every check of every question, run on the starter functions as the student receives them:
+    # a check that passes a stub tells a student who has written nothing that something is right.
+    base, checks, _ = _assignment(name)
+    assert set(starters[name]) == {f for f, a in FUNCTIONS.items() if a == name}, sorted(starters[name])
+    namespace = {**base, **{f: getattr(solutions, f) for f, a in FUNCTIONS.items() if a == name}, **starters[name]}
+    passed = []
+    for question, functions in checks.items():
+        for check in functions:
+            args = {p: namespace[p] for p in inspect.signature(check).parameters}
+            try:
+                with warnings.catch_warnings(), np.errstate(all="ignore"), contextlib.redirect_stdout(io.StringIO()):
+                    warnings.simplefilter("ignore")
+                    check(**args)
+            except Exception:
+                continue
+            passed.append(f"{question}: {check.__name__}")
+    assert not passed, f"checks that pass the untouched {name} notebook: {passed}"

@@ -67,12 +67,21 @@ SUBMISSION_TEXT = ("## Submission\n\nSave the notebook (Ctrl-S or Cmd-S), then r
                    "If you change the notebook afterwards, export and submit again.")
 
 
+#: Appended to otter's init cell: the export cell then no longer shows the student the start-up
+#: warning of the kernel its check runs in (unencrypted loopback TCP: nothing about their work).
+EXPORT_CHECK_OUTPUT = "notebook/export_check_output.py"
+
+
 def _normalize_notebook(path: Path) -> None:
-    """One submission text, no empty trailing cells, and stable ids so two builds write identical notebooks."""
+    """One submission text, an init cell that keeps the export's check quiet about its kernel's
+    transport, no empty trailing cells, and stable ids so two builds write identical notebooks."""
     nb = nbformat.read(path, as_version=4)
+    quiet = (templates_dir() / EXPORT_CHECK_OUTPUT).read_text(encoding="utf-8")
     for cell in nb.cells:
         if cell.cell_type == "markdown" and cell.source.startswith("## Submission"):
             cell.source = SUBMISSION_TEXT
+        if cell.cell_type == "code" and cell.source.startswith("# Initialize Otter") and quiet not in cell.source:
+            cell.source = cell.source.rstrip("\n") + "\n" + quiet.rstrip("\n")
     while nb.cells and not nb.cells[-1].source.strip():
         nb.cells.pop()
     for index, cell in enumerate(nb.cells):

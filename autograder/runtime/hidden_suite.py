@@ -43,6 +43,8 @@ from _pytest.outcomes import Exit, Failed, Skipped, XFailed
 from autograder.runtime.catalogue import Catalogue
 from autograder.runtime.errors import GraderError
 from autograder.runtime.grading.outcome import Diagnosis, ItemOutcome
+from autograder.runtime.helper_blame import HelperJudge
+from autograder.runtime.helper_blame import recording as recording_helper_calls
 from autograder.runtime.judge import Feedback, counting_evidence, reset_diagnosis_memo
 from autograder.runtime.text import code
 
@@ -284,6 +286,10 @@ class HiddenSuite:
 
         wanted = {(q, t) for q, tests in self.items.items() for t, _ in tests}
         verdicts: dict[tuple[str, str], tuple[bool, str, tuple[Diagnosis, ...]]] = {}
+        #: Per running test, the calls the student's functions made to the student's other graded
+        #: ones (``helper_blame``): judged if the test fails, let go when it ends.
+        calls: dict[tuple[str, str], list] = {}
+        judge = self._helper_judge()
         stopped = ""
         reset_diagnosis_memo()
         with using_catalogue(self.catalogue), recording_ruled_out() as ruled_out:
@@ -296,8 +302,10 @@ class HiddenSuite:
                 values = {"student": student, "rng": rng_for_test(seed, case.name)}
                 try:
                     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
-                            counting_evidence() as evidence:
+                            counting_evidence() as evidence, recording_helper_calls() as helper_calls:
+                        calls[case.question, case.name] = helper_calls
                         case.function(**{f: values[f] for f in case.fixtures}, **case.params)
+                    calls.pop((case.question, case.name), None)   # passed: nothing to lay elsewhere
                     if evidence[0]:
                         verdicts[case.question, case.name] = (True, "", ())
                     else:   # returned without a single passed check: it could not decide
@@ -308,7 +316,14 @@ class HiddenSuite:
                     stopped = f"Not run: an earlier hidden test stopped the suite ({exc.msg})."
                     verdicts[case.question, case.name] = (False, f"the test stopped the suite: {exc.msg}", ())
                 except BaseException as exc:   # feedback, pytest's outcomes, or an error the test did not handle
-                    verdicts[case.question, case.name] = (False, *failure_of(exc))
+                    message, found = failure_of(exc)
+                    made = calls.pop((case.question, case.name), None)
+                    # An exception already laid on the helper that raised it stays as it is.
+                    if made and judge is not None and not message.startswith("The error is raised inside your"):
+                        laid = judge.lay(message, made)
+                        if laid != message:    # the mistakes it matched read the caller's result: not named
+                            message, found = laid, ()
+                    verdicts[case.question, case.name] = (False, message, found)
             named = {(d.function, d.slug) for _, _, found in verdicts.values() for d in found}
             ruled_out |= ruled_out_by_passed_checks(sorted((f, s) for f, s in named if s not in ruled_out))
         items, diagnoses = [], {}
@@ -323,6 +338,14 @@ class HiddenSuite:
                     diagnoses.setdefault(d.slug, d)
                 items.append(ItemOutcome(question, test, points, passed, message, tuple(d.slug for d in found)))
         return SuiteRun(tuple(items), tuple(diagnoses.values()))
+
+    def _helper_judge(self) -> HelperJudge | None:
+        """A judge of the student's helpers against this assignment's references (none without a
+        catalogue: then nothing is laid on a helper)."""
+        if self.catalogue is None:
+            return None
+        functions = set(self.catalogue.functions)
+        return HelperJudge(lambda name: self.catalogue.reference(name) if name in functions else None)
 
 
 @dataclass(frozen=True)

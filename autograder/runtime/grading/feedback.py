@@ -20,8 +20,8 @@ def _summary(outcome: GradeOutcome) -> str:
         cut = " (shortened)" if len(printed) > STDOUT_FEEDBACK_CHARS else ""
         lines += ["", f"What your notebook printed{cut}:", "", block(printed[:STDOUT_FEEDBACK_CHARS])]
     lines += ["", f"_Graded in a sandbox ({outcome.isolation})._"]
-    if outcome.isolation.startswith(("user", "rlimits")):
-        lines.append("_This sandbox level is weaker than bubblewrap; your instructor chose it._")
+    if outcome.isolation_note:
+        lines.append(f"_{outcome.isolation_note}_")
     return "\n".join(lines)
 
 

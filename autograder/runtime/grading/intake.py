@@ -164,13 +164,26 @@ def _read_zip(path: Path, assignment: str, limits: IntakeLimits) -> Submission:
 def read_submission(path: str | Path, assignment: str, limits: IntakeLimits = IntakeLimits()) -> Submission:
     """Read ``path`` (``.ipynb``, ``.py`` or ``.zip``) for ``assignment``, or raise ``Rejected``."""
     path = Path(path)
+    # Only the file's own name is ever quoted: the folders above it are the instructor's.
+    if path.is_dir():
+        raise Rejected(f"{code(path.name)} is a folder with no submission in it (no .ipynb notebook, .py "
+                       "script or export .zip): submit the zip the notebook's export cell makes.")
     if not path.is_file():
-        raise Rejected(f"{path} is not a file.")
-    _check_size(path, limits)
+        raise Rejected(f"{code(path.name)} was not found among the submissions (or is not a regular file): "
+                       "submit the zip the notebook's export cell makes.")
+    try:
+        _check_size(path, limits)
+    except OSError as exc:
+        raise Rejected(f"{code(path.name)} could not be read ({exc.strerror or type(exc).__name__}); submit it "
+                       "again.") from None
     suffix = path.suffix.lower()
     if suffix == ".zip":
         return _read_zip(path, assignment, limits)
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise Rejected(f"{code(path.name)} could not be read ({exc.strerror or type(exc).__name__}); submit it "
+                       "again.") from None
     if suffix == ".ipynb":
         nb = parse_notebook(data, path.name)
         named = _assignment_of(nb)

@@ -81,6 +81,9 @@ class GradeOutcome:
     submission: str = ""
     diagnoses: tuple[Diagnosis, ...] = ()
     flags: tuple[str, ...] = ()
+    #: What the student is told of a sandbox weaker than bubblewrap ('' at bubblewrap): see
+    #: ``Clearance.student_note``.
+    isolation_note: str = ""
 
     @property
     def total(self) -> float:

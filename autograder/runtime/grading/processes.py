@@ -52,7 +52,10 @@ def _grade_entry(entry: Entry) -> tuple[Entry, GradeOutcome]:
         outcome = grade_submission(entry.path, s["ag"], entry.student, s["clearance"], limits=s["limits"],
                                    warm=s["warm"])
     except Exception as exc:   # one bad submission never stops the batch
-        outcome = _error_outcome(s["ag"], entry, f"grading failed: {code(f'{type(exc).__name__}: {exc}')}")
+        # The student reads this note: the folders above the submission are the instructor's.
+        said = f"{type(exc).__name__}: {exc}".replace(str(entry.path), entry.path.name)
+        said = said.replace(str(entry.path.parent), "...")
+        outcome = _error_outcome(s["ag"], entry, f"grading failed: {code(said)}")
     return entry, outcome
 
 

@@ -19,6 +19,7 @@ from autograder.runtime.grading.extract import Program, attempted, defining_cell
 from autograder.runtime.grading.intake import IntakeLimits, Rejected, read_submission
 from autograder.runtime.grading.outcome import GradeOutcome, ItemOutcome
 from autograder.runtime.grading.support import LoadedAutograder
+from autograder.runtime.helper_blame import note as note_helper_calls
 from autograder.runtime.judge import StudentCallFailed, apply_changes
 from autograder.runtime.sandbox import Limits, SandboxSession
 from autograder.runtime.sandbox.policy import Clearance
@@ -47,6 +48,8 @@ class SandboxStudent:
             judge needs no copies of its own (see ``judge.call``).
             """
             result = self._session.call(name, *args)
+            if result.helper_calls:
+                note_helper_calls(name, result.helper_calls)
             if not result.ok:
                 raise StudentCallFailed(str(result.error), result.error.raised_in)
             return result.value, result.args_after
@@ -95,11 +98,12 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, clearanc
     suite = ag.suite
     program = without_demo_cells(program, ag.demo_cells)
     with SandboxSession(list(program.cells), limits, isolation=clearance.level, warm=warm,
-                        numbers_for=ag.student_functions) as session:
+                        numbers_for=ag.student_functions, record_calls_of=ag.student_functions) as session:
         loaded = session.start()
         level = clearance.label
         if loaded.timed_out:
-            notes.append("Your notebook took too long to run and was stopped; functions defined "
+            where = f" in {program.label(loaded.hung_cell)}" if loaded.hung_cell >= 0 else ""
+            notes.append(f"Your notebook took too long to run and was stopped{where}; functions defined "
                          "after that point could not be graded.")
         elif loaded.error and not loaded.cell_errors:
             notes.append(f"Your notebook could not be run: {loaded.error}")
@@ -127,7 +131,8 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, clearanc
     flags = tuple(flag for flag, present in (("not-attempted", not attempted(program, ag.student_functions)),
                                                ("load-error", bool(loaded.cell_errors))) if present)
     return GradeOutcome(student, ag.assignment, status, level, items, ag.possible, tuple(notes),
-                        stdout, time.perf_counter() - start, submission, diagnoses, flags)
+                        stdout, time.perf_counter() - start, submission, diagnoses, flags,
+                        clearance.student_note)
 
 
 def rejected_outcome(ag: LoadedAutograder, student: str, reason: str, submission: str) -> GradeOutcome:

@@ -86,11 +86,28 @@ class Clearance:
     level: str
     detail: str
     trusted: bool = False
+    #: Chosen by ``"auto"`` because bubblewrap could not run here (not asked for by anyone).
+    fallback: bool = False
 
     @property
     def label(self) -> str:
         """The level as results, gradebooks and reports show it."""
         return f"{self.level} (trusted code)" if self.trusted and self.level != "bwrap" else self.level
+
+    @property
+    def student_note(self) -> str:
+        """'' at bubblewrap, else what the student is told of the weaker level, in terms that hold:
+        who chose it, or that the machine could not run bubblewrap, and what was checked."""
+        if self.level == "bwrap":
+            return ""
+        if self.trusted:
+            return ("This sandbox level is weaker than bubblewrap; your instructor chose it, for code they "
+                    "trust, without the checks untrusted code gets.")
+        checked = ("your code ran as a separate user which, as checked before grading, could read none of "
+                   "the grader's files (hidden tests, reference solutions, other submissions).")
+        if self.fallback:
+            return "The grading machine could not run bubblewrap, the strongest sandbox, so a weaker one was used: " + checked
+        return "Your instructor chose a sandbox weaker than bubblewrap: " + checked
 
 
 def reference_locations() -> list[Path]:
@@ -194,8 +211,9 @@ def clear(isolation: str, guarded: Iterable[str | Path], *, trusted: bool = Fals
     chosen = iso.detect_isolation() if isolation == "auto" else iso.check_level(isolation)
     if chosen.level == "bwrap":
         return Clearance(chosen.level, chosen.detail)
+    fallback = isolation == "auto"     # anything but bubblewrap here is what the machine allowed
     if trusted:
-        return Clearance(chosen.level, chosen.detail, trusted=True)
+        return Clearance(chosen.level, chosen.detail, trusted=True, fallback=fallback)
     why = chosen.detail
     if chosen.level == "rlimits":
         raise SandboxUnavailable(
@@ -213,4 +231,4 @@ def clear(isolation: str, guarded: Iterable[str | Path], *, trusted: bool = Fals
             f"{len(readable)} file(s) it must not see, for example:\n  {shown}\n"
             f"To fix it, {INSTALL_BWRAP}; or make these unreadable to other users "
             f"(e.g. `chmod -R o-rwx {' '.join(folders)}`); or, only for code you trust, pass {flag}.")
-    return Clearance(chosen.level, chosen.detail)
+    return Clearance(chosen.level, chosen.detail, fallback=fallback)

@@ -23,7 +23,7 @@ import time
 import weakref
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable
 
 from autograder.runtime.sandbox import channel, procs, reach, worker
 from autograder.runtime.sandbox import isolation as iso
@@ -403,10 +403,17 @@ class WorkerProcess:
 
     # -- talking -----------------------------------------------------------
 
-    def exchange(self, request: channel.Outgoing, seq: int, deadline: float) -> tuple[dict, dict]:
-        """Send one request and return the decoded reply, which must echo ``seq``."""
+    def exchange(self, request: channel.Outgoing, seq: int, deadline: float,
+                 progress: Callable[[dict], None] | None = None) -> tuple[dict, dict]:
+        """Send one request and return the decoded reply, which must echo ``seq``.
+
+        With ``progress``, the worker's ``progress`` frames for this request (sent while it works,
+        e.g. the cell a load is running) are handed to it, untrusted, until the reply comes."""
         self.send(request.frame(self.resources.arena), deadline)
         fields, values = self.receive(deadline)
+        while progress is not None and fields.get("op") == "progress" and fields.get("seq") == seq:
+            progress(fields)
+            fields, values = self.receive(deadline)
         if fields.get("seq") != seq:
             raise WorkerProtocolError(f"a reply to request {fields.get('seq')!r} instead of {seq}")
         return fields, values

@@ -51,6 +51,7 @@ class ImportResult:
         cell_errors: the exception of each failing cell.
         seconds: wall-clock time, worker start included.
         stdout: output printed while loading (within the session's budget).
+        hung_cell: see below.
     """
 
     ok: bool
@@ -60,6 +61,9 @@ class ImportResult:
     cell_errors: tuple[CellError, ...] = ()
     seconds: float = 0.0
     stdout: str = ""
+    #: For a load that timed out: the index of the cell running when it was stopped, as far as
+    #: the worker said (-1: not known).
+    hung_cell: int = -1
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,24 @@ class CallError:
 
 
 @dataclass(frozen=True)
+class HelperCall:
+    """A call the function under test made to another of the submission's graded functions, as the
+    worker recorded it: data from the student's process, to be judged, never believed.
+
+    ``caller`` is the submission's function that made the call ("" when the worker named none the
+    submission defined); ``recorded`` says whether ``args``, ``kwargs`` and ``value`` were kept
+    (a call too large to copy is reported by name only).
+    """
+
+    helper: str
+    caller: str
+    recorded: bool = False
+    args: tuple = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    value: Any = None
+
+
+@dataclass(frozen=True)
 class CallResult:
     """Outcome of one call: the returned value, or why there is none.
 
@@ -125,3 +147,5 @@ class CallResult:
     timed_out: bool = False
     stdout: str = ""
     seconds: float = 0.0
+    #: The calls it made to the submission's other graded functions (see ``HelperCall``).
+    helper_calls: tuple[HelperCall, ...] = ()

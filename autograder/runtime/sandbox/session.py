@@ -40,7 +40,7 @@ from autograder.runtime.sandbox.errors import SandboxError
 from autograder.runtime.sandbox.limits import Limits
 from autograder.runtime.sandbox.process import (OutputBuffer, WorkerDied, WorkerProcess, WorkerProtocolError,
                                                 WorkerTimeout, describe_exit)
-from autograder.runtime.sandbox.results import CallError, CallResult, CellError, ImportResult
+from autograder.runtime.sandbox.results import CallError, CallResult, CellError, HelperCall, ImportResult
 from autograder.runtime.text import WorkerText, code
 
 logger = logging.getLogger(__name__)
@@ -147,15 +147,20 @@ class SandboxSession:
             reports (``numbers_read``); ``None`` for every function it finds.
             Walking the bytecode of every helper of a long notebook cost
             several milliseconds per submission.
+        record_calls_of: the submission's functions whose calls, made inside a call of another,
+            the worker records and sends back (``CallResult.helper_calls``): the graded ones, so a
+            wrong value can be laid on the helper that made it.
 
     Raises:
         SandboxUnavailable: the requested isolation level cannot run here.
     """
 
     def __init__(self, code: str | Sequence[str], limits: Limits = Limits(),
-                 isolation: str = "auto", warm: Any = None, numbers_for: Sequence[str] | None = None) -> None:
+                 isolation: str = "auto", warm: Any = None, numbers_for: Sequence[str] | None = None,
+                 record_calls_of: Sequence[str] = ()) -> None:
         self.cells = [code] if isinstance(code, str) else list(code)
         self._numbers_for = None if numbers_for is None else [str(name) for name in numbers_for]
+        self._record = [str(name) for name in record_calls_of]
         if not all(isinstance(cell, str) for cell in self.cells):
             raise TypeError("code must be a str or a sequence of str cells.")
         self.limits = limits
@@ -295,10 +300,18 @@ class SandboxSession:
         window = min(self.limits.wall_seconds_per_call, self.remaining_seconds())
         deadline = begun + window
 
+        running = [-1]     # the cell the worker last said it started (untrusted: checked)
+
+        def started(fields: dict) -> None:
+            cell = fields.get("cell")
+            if type(cell) is int and 0 <= cell < len(self.cells):
+                running[0] = cell
+
         def failed(error: str, timed_out: bool = False) -> ImportResult:
             self._stop_worker()
             return ImportResult(ok=False, loaded=False, error=error, timed_out=timed_out,
-                                seconds=time.monotonic() - begun, stdout=self._output.since(mark))
+                                seconds=time.monotonic() - begun, stdout=self._output.since(mark),
+                                hung_cell=running[0] if timed_out else -1)
 
         try:
             seq = self._next_seq()
@@ -318,7 +331,7 @@ class SandboxSession:
             self._warm.refill()
         try:
             self._worker.handshake(deadline)
-            fields, _ = self._worker.exchange(request, seq, deadline)
+            fields, _ = self._worker.exchange(request, seq, deadline, progress=started)
         except WorkerTimeout:
             return failed(f"the code did not finish running within {window:g} s (wall clock) and was "
                           "stopped: look for an endless loop or long computation at the top level.", True)
@@ -380,7 +393,8 @@ class SandboxSession:
 
         try:
             seq = self._next_seq()
-            request = channel.encode({"op": "call", "seq": seq, "function": function}, {"args": tuple(args)},
+            request = channel.encode({"op": "call", "seq": seq, "function": function,
+                                      **({"record": self._record} if self._record else {})}, {"args": tuple(args)},
                                    max_bytes=self.limits.message_bytes)
         except channel.ChannelError as exc:
             return failed(CallError("unsendable", function, "ChannelError",
@@ -424,7 +438,8 @@ class SandboxSession:
             if isinstance(args_after, dict) else {}
         seconds, stdout = time.monotonic() - begun, self._output.since(mark)
         if fields.get("ok") is True and "value" in values:
-            return CallResult(ok=True, value=values["value"], args_after=after, stdout=stdout, seconds=seconds)
+            return CallResult(ok=True, value=values["value"], args_after=after, stdout=stdout, seconds=seconds,
+                              helper_calls=self._helper_calls(values.get("calls")))
         kind = fields.get("kind")
         if fields.get("ok") is not False or kind not in _WORKER_KINDS:
             self._stop_worker()
@@ -432,7 +447,8 @@ class SandboxSession:
                               f"malformed reply after calling `{function}`."), stdout=stdout, seconds=seconds)
         error = CallError(kind, function, _text(fields, "type"), _text(fields, "message"),
                           _text(fields, "traceback"), self._raised_in(fields.get("raised_in")))
-        return CallResult(ok=False, error=error, args_after=after, stdout=stdout, seconds=seconds)
+        return CallResult(ok=False, error=error, args_after=after, stdout=stdout, seconds=seconds,
+                          helper_calls=self._helper_calls(values.get("calls")))
 
     def _raised_in(self, raw: Any) -> tuple[str, ...]:
         """The worker's chain of functions an exception passed through, kept only where each is a
@@ -440,6 +456,23 @@ class SandboxSession:
         if not isinstance(raw, list):
             return ()
         return tuple(name for name in raw[:20] if isinstance(name, str) and name in self.functions)
+
+    def _helper_calls(self, raw: Any) -> tuple[HelperCall, ...]:
+        """The worker's record of helper calls, kept only where it names functions this session
+        asked to record (the worker runs student code: its report is checked, and later judged)."""
+        if not isinstance(raw, list):
+            return ()
+        found = []
+        for entry in raw[:4 * max(len(self._record), 1)]:
+            if not isinstance(entry, dict) or entry.get("helper") not in self._record:
+                continue
+            caller = entry.get("caller")
+            caller = caller if isinstance(caller, str) and caller in self.functions else ""
+            args, kwargs = entry.get("args"), entry.get("kwargs")
+            recorded = isinstance(args, (tuple, list)) and isinstance(kwargs, dict) and "value" in entry
+            found.append(HelperCall(entry["helper"], caller, recorded, tuple(args) if recorded else (),
+                                    dict(kwargs) if recorded else {}, entry.get("value") if recorded else None))
+        return tuple(found)
 
     def _budget_error(self, function: str) -> CallError:
         return CallError("budget", function, "", f"`{function}` was not called: the submission used up its "

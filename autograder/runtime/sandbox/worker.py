@@ -15,10 +15,13 @@ then serve requests until the request pipe closes:
 
 * ``load`` runs the submission's cells in a fresh namespace named
   ``__student__`` and reports each cell's exception (any ``BaseException``,
-  so ``sys.exit`` and ``KeyboardInterrupt`` too) as data;
+  so ``sys.exit`` and ``KeyboardInterrupt`` too) as data, sending a
+  ``progress`` frame with each cell's index as it starts it (a load that
+  never ends is then told by the grader which cell was running);
 * ``call`` calls one function of that namespace on decoded arguments and
   replies with its value, or with the exception it raised, plus the array
-  arguments it changed in place.
+  arguments it changed in place and, for the names in the request's
+  ``record``, the calls the function made to them (``calls``).
 
 Arrays of both travel through the arena the grader shares with the worker,
 when it passed one, and inline in the message otherwise.
@@ -61,6 +64,12 @@ OWN_FILES = frozenset({"<sandbox_worker>", "<sandbox_channel>", "<sandbox_zygote
 MESSAGE_CHARS = 2000
 TRACEBACK_CHARS = 4000
 MAX_FUNCTIONS = 500
+#: Calls of each helper recorded during one call of the function under test, at most.
+RECORD_CALLS = 2
+#: Array elements one recorded helper call may hold (inputs and output together). A larger
+#: call is reported by name only: copying it could push an honest submission over its memory
+#: limit, and the grader's check of the helper would cost as much as the test.
+RECORD_ELEMENTS = 200_000
 MAX_PARAMS = 32
 EXIT_SETUP_FAILED = 70
 PR_SET_PDEATHSIG = 1
@@ -224,6 +233,42 @@ def _changed(before: Any, after: Any, np: ModuleType) -> bool:
     return before.dtype.kind not in "fc" or not np.array_equal(after, before, equal_nan=True)
 
 
+def _plain(value: Any, np: ModuleType, depth: int = 0) -> bool:
+    """Whether ``value`` is data the channel carries (a recorded helper call is sent back only then)."""
+    kind = type(value)
+    if value is None or kind in (bool, int, float, str):
+        return True
+    if kind is np.ndarray or isinstance(value, np.generic):
+        return value.dtype.kind in "biufc"
+    if kind in (tuple, list) and depth < 4 and len(value) <= 64:
+        return all(_plain(item, np, depth + 1) for item in value)
+    if kind is dict and depth < 4 and len(value) <= 64:
+        return all(type(k) is str and _plain(v, np, depth + 1) for k, v in value.items())
+    return False
+
+
+def _elements(value: Any, np: ModuleType) -> int:
+    """Array elements in a plain ``value`` (each other item counts one)."""
+    if type(value) is np.ndarray:
+        return int(value.size)
+    if type(value) in (tuple, list):
+        return sum(_elements(item, np) for item in value)
+    if type(value) is dict:
+        return sum(_elements(item, np) for item in value.values())
+    return 1
+
+
+def _copied(value: Any, np: ModuleType) -> Any:
+    """A copy of a plain ``value``: the student's code may change its arrays after the call."""
+    if type(value) is np.ndarray:
+        return value.copy()
+    if type(value) in (tuple, list):
+        return type(value)(_copied(item, np) for item in value)
+    if type(value) is dict:
+        return {key: _copied(item, np) for key, item in value.items()}
+    return value
+
+
 def _resolve_named(value: Any, channel: ModuleType) -> Any:
     """Replace ``Named`` markers (at any depth) by the functions they stand for."""
     if isinstance(value, channel.Named):
@@ -248,6 +293,8 @@ class Worker:
         self.arena = _map_arena(config, channel)
         self.budget = budget
         self.namespace: dict[str, Any] | None = None
+        #: Per function name, the submission's functions its code reaches by name (see ``reached``).
+        self._reached: dict[str, frozenset[str]] = {}
         self.seq: Any = None    # echoed in the reply, so the grader can match it to its request
 
     def serve(self) -> None:
@@ -289,7 +336,7 @@ class Worker:
         if fields.get("op") == "load":
             return self.load(fields.get("cells"), fields.get("numbers_for"))
         if fields.get("op") == "call":
-            return self.call(fields.get("function"), values.get("args"))
+            return self.call(fields.get("function"), values.get("args"), fields.get("record"))
         return self.pack({"ok": False, "kind": "bad_request", "type": "ValueError",
                           "message": f"unknown request {fields.get('op')!r}", "traceback": ""})
 
@@ -301,8 +348,12 @@ class Worker:
         self._keep_copy(cells)
         namespace: dict[str, Any] = {"__name__": "__student__", "__builtins__": builtins}
         self.namespace = namespace
+        self._reached = {}
         errors = []
         for index, source in enumerate(cells):
+            # Which cell runs now, so that a cell that never ends can be named: the grader kills
+            # the worker at its deadline and reads the last of these.
+            self.send({"op": "progress", "cell": index})
             # The name tracebacks and syntax errors show: the grader says which cell it was.
             filename = "cell"
             linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -347,8 +398,14 @@ class Worker:
                 found[name] = numbers
         return found
 
-    def call(self, function: Any, args: Any) -> bytes:
-        """Call ``function`` from the submission's namespace with ``args``."""
+    def call(self, function: Any, args: Any, record: Any = None) -> bytes:
+        """Call ``function`` from the submission's namespace with ``args``.
+
+        ``record``: names of the submission's functions whose calls made during this one are
+        recorded (inputs and output) and sent back as ``calls``, so the grader can tell a wrong
+        helper from a wrong caller. Only those ``function`` reaches by name are wrapped; with none,
+        the call runs as it is.
+        """
         if self.namespace is None:
             return self.fail("not_loaded", "RuntimeError", "the submission's code was not loaded")
         if not isinstance(function, str) or not isinstance(args, tuple):
@@ -363,15 +420,18 @@ class Worker:
         args = _resolve_named(args, self.channel)
         np = self.np
         before = {i: np.array(a, copy=True) for i, a in enumerate(args) if type(a) is np.ndarray}
+        log: list[dict[str, Any]] = []
+        wrapped = self._wrap_helpers(function, record, log)
         try:
             value = fn(*args)
         except BaseException as exc:   # sys.exit, KeyboardInterrupt... all become a failed call
-            return self.pack({"ok": False, "kind": "raised", **describe_exception(exc),
-                              "raised_in": self._raised_in(exc)},
-                             {"args_after": self._mutated(args, before)})
+            self._unwrap(wrapped)
+            fields = {"ok": False, "kind": "raised", **describe_exception(exc), "raised_in": self._raised_in(exc)}
+            return self._pack_with_calls(fields, {"args_after": self._mutated(args, before)}, log)
+        self._unwrap(wrapped)
         mutated = self._mutated(args, before)
         try:
-            return self.pack({"ok": True}, {"value": value, "args_after": mutated})
+            return self._pack_with_calls({"ok": True}, {"value": value, "args_after": mutated}, log)
         except BaseException as exc:   # ChannelError, or the student's own methods failing
             reason = str(exc) if isinstance(exc, self.channel.ChannelError) else \
                 f"converting it raised {describe_exception(exc)['type']}"
@@ -379,6 +439,92 @@ class Worker:
             return self.pack({"ok": False, "kind": "unencodable", "type": "ChannelError",
                               "message": reason, "traceback": ""},
                              {"args_after": {}})
+
+    def _pack_with_calls(self, fields: dict[str, Any], values: dict[str, Any], log: list[dict[str, Any]]) -> bytes:
+        """The reply, with the recorded helper calls when there are any and they can cross."""
+        if log:
+            try:
+                return self.pack(fields, dict(values, calls=log))
+            except BaseException:   # a recorded input that cannot cross: the reply goes without
+                pass
+        return self.pack(fields, values)
+
+    def reached(self, function: str) -> frozenset[str]:
+        """The submission's functions ``function``'s code names, directly or through each other
+        (a loss that calls a log-softmax that calls the softmax reaches both); cached per load."""
+        found = self._reached.get(function)
+        if found is not None:
+            return found
+        names: set[str] = set()
+        try:
+            stack = [function]
+            while stack and len(names) < MAX_FUNCTIONS:
+                code = getattr(self.namespace.get(stack.pop()), "__code__", None)
+                codes = [code] if hasattr(code, "co_code") else []
+                while codes:
+                    current = codes.pop()
+                    codes.extend(c for c in current.co_consts if hasattr(c, "co_code"))
+                    for name in current.co_names:
+                        if name not in names and name != function and \
+                                hasattr(getattr(self.namespace.get(name), "__code__", None), "co_code"):
+                            names.add(name)
+                            stack.append(name)
+        except BaseException:   # a code object the student built by hand: nothing is recorded
+            names = set()
+        found = self._reached[function] = frozenset(names)
+        return found
+
+    def _wrap_helpers(self, function: str, record: Any, log: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+        """Put a recording wrapper in the namespace for each helper of ``record`` that ``function``
+        reaches; returns ``[(name, original)]`` for ``_unwrap``."""
+        if not isinstance(record, list) or not record:
+            return []
+        reached = self.reached(function)
+        wrapped = []
+        for name in record:
+            if isinstance(name, str) and name != function and name in reached:
+                original = self.namespace.get(name)
+                if callable(original):
+                    self.namespace[name] = self._recording(name, original, log)
+                    wrapped.append((name, original))
+        return wrapped
+
+    def _unwrap(self, wrapped: list[tuple[str, Any]]) -> None:
+        for name, original in wrapped:
+            self.namespace[name] = original
+
+    def _recording(self, helper: str, original: Any, log: list[dict[str, Any]]) -> Any:
+        """``original``, recording its first ``RECORD_CALLS`` calls: the student's function that
+        made the call, copies of the inputs and of the output (within ``RECORD_ELEMENTS``), or the
+        helper's name alone beyond that (the grader then knows it was called, not on what)."""
+        np, namespace = self.np, self.namespace
+        seen = [0]
+
+        def caller() -> str:
+            try:
+                own = sys._getframe(2).f_code     # 0: here, 1: the wrapper, 2: who called the helper
+                for name, value in list(namespace.items()):
+                    if isinstance(name, str) and getattr(value, "__code__", None) is own:
+                        return name[:200]
+            except BaseException:   # the student's objects may misbehave: then no caller
+                pass
+            return ""
+
+        def recorded(*args: Any, **kwargs: Any) -> Any:
+            seen[0] += 1
+            if seen[0] > RECORD_CALLS:
+                return original(*args, **kwargs)
+            entry: dict[str, Any] = {"helper": helper, "caller": caller()}
+            log.append(entry)
+            if not _plain(args, np) or not _plain(kwargs, np) or _elements((args, kwargs), np) > RECORD_ELEMENTS:
+                return original(*args, **kwargs)
+            given = _copied((args, kwargs), np)
+            value = original(*args, **kwargs)
+            if _plain(value, np) and _elements((given, value), np) <= RECORD_ELEMENTS:
+                entry.update(args=given[0], kwargs=given[1], value=_copied(value, np))
+            return value
+
+        return recorded
 
     def _raised_in(self, exc: BaseException) -> list[str]:
         """The submission's own top-level functions the exception passed through, outermost first:

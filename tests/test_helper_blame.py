@@ -1,0 +1,172 @@
+"""A wrong value that comes from another of the student's own functions is laid on that function in
+the hidden tests' feedback, end to end: the sandbox worker records the helper calls, the grader
+judges each recorded output against the reference helper on the recorded inputs, and only a helper
+wrong on its own inputs is named. A right helper inside a wrong caller leaves the blame with the
+caller, and the sentence shows no hidden input."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+from autograder.build import build
+from autograder.runtime import helper_blame
+from autograder.runtime.grading.extract import Program
+from autograder.runtime.grading.runner import grade_program
+from autograder.runtime.grading.support import load_autograder
+from autograder.runtime.sandbox import Limits, SandboxSession
+from autograder.runtime.sandbox.policy import clear
+from autograder.runtime.sandbox.results import HelperCall
+from tests.cross_function import CASES
+
+pytestmark = pytest.mark.slow
+
+LIMITS = Limits(wall_seconds_total=60.0)
+
+_SOFTMAX_RIGHT = '''
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+'''
+_LOSS_SUMMED_VIA_SOFTMAX = '''
+def cross_entropy_loss(logits, targets):
+    B, T, V = logits.shape
+    p = softmax(logits, axis=-1).reshape(B * T, V)
+    rows, t = np.arange(B * T), targets.reshape(-1)
+    d = p.copy()
+    d[rows, t] -= 1.0
+    return float(-np.log(p[rows, t]).sum()), d.reshape(B, T, V)
+'''
+_LOG_PROB_RIGHT = '''
+def sequence_log_prob(cond_probs):
+    return float(np.log(np.asarray(cond_probs, dtype=np.float64)).sum())
+'''
+_PERPLEXITY_WRONG_VIA_LOG_PROB = '''
+def perplexity(token_probs):
+    p = np.asarray(token_probs, dtype=np.float64)
+    return float(np.exp(-sequence_log_prob(p)))
+'''
+
+
+@pytest.fixture(scope="module")
+def graders(tmp_path_factory):
+    """Per assignment: the loaded autograder, the solution's code cells, the clearance."""
+    root = tmp_path_factory.mktemp("helper-blame")
+    found = {}
+    for name in ("lm-head", "perplexity-and-parameters"):
+        (result,) = build([name], root / "dist", None, verify=False)
+        solution = nbformat.read(Path(result.autograder_zip).parent.parent / "solution" / f"{name}.ipynb",
+                                 as_version=4)
+        cells = [c.source for c in solution.cells if c.cell_type == "code"]
+        found[name] = (load_autograder(result.autograder_zip, root / f"ag-{name}"), cells,
+                       clear("auto", [root, result.autograder_zip]))
+    return found
+
+
+def _graded(graders, name: str, source: str):
+    ag, cells, clearance = graders[name]
+    program = Program(tuple(cells) + ("import numpy as np\n" + source,), ())
+    return grade_program(program, ag, "student", clearance, limits=LIMITS)
+
+
+#: The question of each caller of the cases.
+QUESTION = {"cross_entropy_loss": "q4", "perplexity": "q2", "greedy_next_token": "q4", "masked_cross_entropy": "q3"}
+
+
+@pytest.mark.parametrize("case", range(len(CASES)), ids=[f"{c[1]}-{c[2]}-{i}" for i, c in enumerate(CASES)])
+def test_the_hidden_tests_name_the_broken_helper(graders, case):
+    name, caller, broken, source = CASES[case]
+    outcome = _graded(graders, name, source)
+    question = QUESTION[caller]
+    failed = [item for item in outcome.items if item.question == question and not item.passed]
+    assert failed, f"the broken `{broken}` cost `{caller}` nothing"
+    named = [item for item in failed if f"fix `{broken}` first" in item.message]
+    assert named, "\n\n".join(item.message for item in failed)
+    for item in named:
+        # The caller's result was made wrong by the helper: no mistake of the caller's is named.
+        assert not item.mistakes, (item.test, item.mistakes)
+
+
+WRONG_VALUE_CASES = [i for i, (name, caller, broken, source) in enumerate(CASES)
+                     if broken in ("softmax", "sequence_log_prob", "perplexity_from_loss")
+                     and "x.max(axis=axis))" not in source and "sum(axis=1)" not in source]
+
+
+@pytest.mark.parametrize("case", WRONG_VALUE_CASES, ids=[f"{CASES[i][1]}-{CASES[i][2]}-{i}" for i in WRONG_VALUE_CASES])
+def test_a_wrong_value_of_a_helper_is_laid_on_it(graders, case):
+    name, caller, broken, source = CASES[case]
+    outcome = _graded(graders, name, source)
+    laid = [item.message for item in outcome.items
+            if f"Your `{broken}` returned wrong values when `{caller}` called it" in item.message]
+    assert laid, "\n\n".join(item.message for item in outcome.items if not item.passed)
+    for message in laid:
+        lead = message.split("\n\n")[0]
+        assert not re.search(r"\d", lead.replace("`", "")), lead    # no hidden value, only names
+
+
+@pytest.mark.parametrize("name, helper, caller, source, mistake", [
+    ("lm-head", "softmax", "cross_entropy_loss", _SOFTMAX_RIGHT + _LOSS_SUMMED_VIA_SOFTMAX, "loss-summed"),
+    ("perplexity-and-parameters", "sequence_log_prob", "perplexity",
+     _LOG_PROB_RIGHT + _PERPLEXITY_WRONG_VIA_LOG_PROB, None),
+])
+def test_a_right_helper_leaves_the_blame_with_its_caller(graders, name, helper, caller, source, mistake):
+    outcome = _graded(graders, name, source)
+    question = QUESTION[caller]
+    failed = [item for item in outcome.items if item.question == question and not item.passed]
+    assert failed
+    for item in failed:
+        assert f"`{helper}`" not in item.message, item.message
+    if mistake:
+        assert any(mistake in item.mistakes for item in failed), [item.mistakes for item in failed]
+
+
+def test_a_worker_records_only_calls_its_function_reaches_and_small_enough_to_copy():
+    source = ("import numpy as np\n" + _SOFTMAX_RIGHT + _LOSS_SUMMED_VIA_SOFTMAX +
+              "def lm_head(hidden, W_head, b_head):\n    return hidden @ W_head + b_head\n")
+    rng = np.random.default_rng(0)
+    small = (rng.standard_normal((2, 3, 5)), rng.integers(0, 5, (2, 3)))
+    large = (rng.standard_normal((2, 2, 60_000)), rng.integers(0, 60_000, (2, 2)))
+    with SandboxSession(source, LIMITS, record_calls_of=("softmax", "lm_head", "cross_entropy_loss")) as session:
+        recorded = session.call("cross_entropy_loss", *small).helper_calls
+        unrecorded = session.call("cross_entropy_loss", *large).helper_calls
+        alone = session.call("softmax", small[0]).helper_calls
+    (call,) = recorded
+    assert (call.helper, call.caller, call.recorded) == ("softmax", "cross_entropy_loss", True)
+    assert np.array_equal(call.args[0], small[0]) and call.kwargs == {"axis": -1}
+    assert not helper_blame.wrong_on_own_inputs(call, _reference("softmax"))
+    (call,) = unrecorded
+    assert call.helper == "softmax" and not call.recorded      # called, but too large to copy
+    assert alone == ()
+
+
+def test_a_session_without_a_record_list_records_nothing():
+    source = "import numpy as np\n" + _SOFTMAX_RIGHT + _LOSS_SUMMED_VIA_SOFTMAX
+    with SandboxSession(source, LIMITS) as session:
+        result = session.call("cross_entropy_loss", np.zeros((1, 2, 3)), np.zeros((1, 2), dtype=np.int64))
+    assert result.ok and result.helper_calls == ()
+
+
+def _reference(name: str):
+    import solutions
+    return getattr(solutions, name)
+
+
+def test_only_a_helper_wrong_on_its_own_inputs_is_blamed():
+    x = np.random.default_rng(1).standard_normal((2, 3, 4))
+    right = HelperCall("softmax", "cross_entropy_loss", True, (x,), {"axis": -1}, _reference("softmax")(x))
+    float32 = HelperCall("softmax", "cross_entropy_loss", True, (x.astype(np.float32),), {},
+                         _reference("softmax")(x.astype(np.float32)).astype(np.float32))
+    wrong = HelperCall("softmax", "cross_entropy_loss", True, (x,), {"axis": -1}, _reference("softmax")(x) * 2)
+    outside = HelperCall("softmax", "cross_entropy_loss", True, (x,), {"temperature": 2}, x)
+    by_name = HelperCall("softmax", "cross_entropy_loss")
+    judge = helper_blame.HelperJudge(_reference)
+    calls = [helper_blame.Called("cross_entropy_loss", c) for c in (right, float32, outside, by_name)]
+    assert judge.lay("`loss` is wrong.\n\nLikely cause: yours.", calls) == "`loss` is wrong.\n\nLikely cause: yours."
+    said = judge.lay("`loss` is wrong.\n\nLikely cause: yours.",
+                     [helper_blame.Called("cross_entropy_loss", wrong)])
+    assert said == ("Your `softmax` returned wrong values when `cross_entropy_loss` called it in this test: fix "
+                    "`softmax` first. `cross_entropy_loss` itself may be right: its result depends on what it "
+                    "calls.\n\n`loss` is wrong.")
