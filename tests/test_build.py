@@ -389,3 +389,43 @@ def test_the_instructor_guides_example_config_builds_verified(tmp_path):
     assert configs["lm-head"]["left_out_functions"] == ["max_rel_err", "numerical_gradient"]
     assert "q4" not in configs["perplexity-and-parameters"]["questions"]
     assert configs["perplexity-and-parameters"]["left_out_functions"]
+
+
+def _guide_zip_members() -> list[tuple[str, str]]:
+    """The instructor guide's table of what the autograder zip holds: (pattern, how it matches) per
+    backticked name of its first column. ``name ...`` stands for every file numbered like it, a
+    name ending in ``/`` for a folder, one with ``*`` for a glob."""
+    import re
+    guide = (Path(__file__).resolve().parent.parent / "docs" / "instructor-guide.md").read_text(encoding="utf-8")
+    section = re.search(r"## What the autograder zip holds\n(.*?)\n## ", guide, re.S)
+    assert section, "the instructor guide has no section on what the autograder zip holds"
+    rows = [line for line in section.group(1).splitlines() if line.startswith("| `")]
+    assert rows, "the section has no table of members"
+    patterns = []
+    for row in rows:
+        first = row.split("|")[1]
+        for name, more in re.findall(r"`([^`]+)`( \.\.\.)?", first):
+            if more:
+                patterns.append((re.sub(r"\d+(?=\.py$)", "*", name), "glob"))
+            elif name.endswith("/"):
+                patterns.append((name, "folder"))
+            else:
+                patterns.append((name, "glob" if "*" in name else "exact"))
+    return patterns
+
+
+def test_the_instructor_guide_lists_exactly_what_the_zip_holds(tmp_path):
+    """Does every member the guide names exist in a built zip, and is every member of it named? The
+    guide once listed a requirements.txt and a runtime folder that no zip had."""
+    from fnmatch import fnmatchcase
+    patterns = _guide_zip_members()
+
+    def matches(member: str, pattern: str, how: str) -> bool:
+        return member.startswith(pattern) if how == "folder" else fnmatchcase(member, pattern)
+
+    for result in build(None, tmp_path / "dist", None, verify=False):
+        with zipfile.ZipFile(result.autograder_zip) as zf:
+            members = [n for n in zf.namelist() if not n.endswith("/")]
+        unnamed = [m for m in members if not any(matches(m, p, how) for p, how in patterns)]
+        absent = [p for p, how in patterns if not any(matches(m, p, how) for m in members)]
+        assert unnamed == [] and absent == [], (result.name, "not in the guide:", unnamed, "not in the zip:", absent)

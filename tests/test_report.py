@@ -22,11 +22,10 @@ from autograder.report import ReportError, build_report, write_report
 from autograder.runtime.errors import GraderError
 from autograder.runtime.grading.bulk import write_outcome
 from autograder.runtime.grading.outcome import Diagnosis, Entry, GradeOutcome, GradeRecord, ItemOutcome
+from tests.browser import (BROKEN_WORDS_SCRIPT, CHROMIUM, CHROMIUM_ARGS, LAPTOP_WIDTH, LAYOUT_SCRIPT,
+                           PHONE_WIDTH, opened, require_chromium)
 from tests.suites import MISTAKES
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 #: The assignment's hidden tests: (question, test, points). 20 points in all.
 TESTS = [("q1", "test_shapes", 2.0), ("q1", "test_values", 3.0), ("q2", "test_stable", 5.0),
@@ -311,21 +310,12 @@ def test_cli_help_shows_an_example():
 # --------------------------------------------------------------------------- in a browser
 
 
-def _require_chromium() -> None:
-    """In CI the browser test must run; elsewhere it is skipped only when Chromium is absent."""
-    if not CHROMIUM.is_file():
-        message = f"{CHROMIUM} is missing: apt-get install -y chromium chromium-driver"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-
-
 def test_report_reads_at_1280_pixels_in_headless_chromium(out, tmp_path):
     """The desk at a laptop's width: no sideways scrolling, every table and chart there, sorting works.
 
     The screenshot is kept in ``$ARTIFACTS_DIR`` (or the test's temporary folder) for a person to look at.
     """
-    _require_chromium()
+    require_chromium()
     from playwright.sync_api import sync_playwright
 
     page_path = write_report(out)
@@ -366,3 +356,39 @@ def test_report_reads_at_1280_pixels_in_headless_chromium(out, tmp_path):
     assert explanation_width > 250, "the explanation column is squeezed"
     assert totals == sorted(totals) and len(totals) == len(CLASS)
     assert (shots / "report-1280.png").stat().st_size > 10_000
+
+
+#: A note as long as the grader writes them when it had to choose, with a long file name in it:
+#: the words must stay whole on a phone, only the file name may break.
+LONG_NOTE = ("submitted late (Canvas); 3 submissions; graded the latest (`2026-11-30T23:58:12+00:00`, "
+             "`Hausaufgabe_Mueller-Luedenscheidt_final_wirklich_final.ipynb`); not graded: an earlier "
+             "notebook and a PDF, which the assignment does not accept")
+
+
+@pytest.mark.parametrize("width", [PHONE_WIDTH, LAPTOP_WIDTH])
+def test_report_fits_a_phone_and_a_laptop_with_tables_scrolling_in_their_own_box(tmp_path, width):
+    """At 390 px the page itself never scrolls sideways: each table sits in a box that does, and the
+    notes keep a readable column with whole words. At 1280 px nothing needs to scroll."""
+    out = write_class(tmp_path / "out", s01=record_of("s01", name="Müller-Lüdenscheidt, Frank-Walter", note=LONG_NOTE))
+    with opened(write_report(out), width) as (page, errors):
+        layout = page.evaluate(LAYOUT_SCRIPT)
+        broken = page.evaluate(BROKEN_WORDS_SCRIPT, '#student-table tr[data-student="s01"] td.note')
+        note = page.locator('#student-table tr[data-student="s01"] td.note').bounding_box()
+        box = page.locator("#student-table").locator("xpath=..")
+        box.evaluate("b => { b.scrollLeft = b.scrollWidth; }")
+        scrolled = box.evaluate("b => b.scrollLeft")
+        page_scrolled = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+
+    assert errors == []
+    assert layout["width"] == width
+    assert layout["page"] <= 0 and page_scrolled <= 0, f"the page is {layout['page']} px wider than the screen"
+    assert set(layout["boxes"]) == {"student-table", "question-table", "test-table", "mistake-table"}
+    for table, table_box in layout["boxes"].items():
+        assert table_box is not None, f"#{table} is not in a .table-scroll box"
+        assert table_box["scrolls"] and table_box["right"] <= width, (table, table_box)
+    assert broken == [], f"words broken across lines in the note: {broken}"
+    assert note["width"] >= 200 and note["height"] < 400, note
+    if width == PHONE_WIDTH:
+        assert layout["boxes"]["student-table"]["overflow"] > 0 and scrolled > 0, "the student table should scroll"
+    else:
+        assert all(b["overflow"] <= 0 for b in layout["boxes"].values()), layout["boxes"]

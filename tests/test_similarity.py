@@ -17,8 +17,10 @@ from autograder.runtime.grading.outcome import RECORD_NAME, Entry, GradeOutcome,
 from autograder.similarity.base import starter_cells
 from autograder.similarity.compare import Settings, base_hashes, document, rank_pairs
 from autograder.similarity.normalize import program_tokens
-from autograder.similarity.section import DEFAULT_THRESHOLD, csv_text, section_html, similarity_section
+from autograder.similarity.section import (DEFAULT_THRESHOLD, csv_text, section_html, similarity_section,
+                                          write_similarity)
 from autograder.similarity.winnow import K, W, kgram_hashes, winnow
+from tests.browser import LAPTOP_WIDTH, PHONE_WIDTH, opened
 from tests.similarity_cohort import ASSIGNMENTS, cohort, course_code, reference_source
 
 
@@ -238,3 +240,35 @@ def test_the_class_report_carries_the_section_when_asked(tmp_path):
     page = build_report(out, similarity=True)
     section = page[page.index('<section id="similarity">'):]
     assert section.count('class="sim-pair"') == 1 and "<script" not in section.split("</section>")[0]
+
+
+@pytest.mark.parametrize("width", [PHONE_WIDTH, LAPTOP_WIDTH])
+@pytest.mark.parametrize("page_of", ["report", "similarity.html"])
+def test_the_pair_pages_fit_a_phone_and_a_laptop(tmp_path, page_of, width):
+    """At 390 px the two sides of a pair stand one above the other, each as wide as the screen, and a
+    long code line scrolls inside its side, not the page; at 1280 px they stand side by side."""
+    from autograder.report import write_report
+    wide = "    " + " + ".join(f"weights[{i}] * values[{i}]" for i in range(12)) + "\n"
+    codes = {"a": ["import numpy as np\n", LONG + wide], "b": [LONG.replace("total", "acc") + wide],
+             **{f"s{i}": [f"def g(a):\n    return a * {i}\n"] for i in range(8)}}
+    out = _graded_folder(tmp_path, codes)
+    path = write_report(out, similarity=True) if page_of == "report" else write_similarity(out)[2]
+    with opened(path, width) as (page, errors):
+        overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        client = page.evaluate("document.documentElement.clientWidth")
+        sides = page.evaluate("""Array.from(document.querySelectorAll('.sim-side')).map(s => {
+            const r = s.getBoundingClientRect();
+            return {left: r.left, right: r.right, top: r.top, bottom: r.bottom, overflow: s.scrollWidth - s.clientWidth,
+                    scrolls: getComputedStyle(s).overflowX === 'auto'};
+        })""")
+    assert errors == []
+    assert client == width, f"laid out {client} px wide on a {width} px screen (no viewport meta tag?)"
+    assert overflow <= 0, f"the page is {overflow} px wider than the screen"
+    first, second = sides
+    assert all(s["scrolls"] and s["left"] >= 0 and s["right"] <= width for s in sides), sides
+    if width == PHONE_WIDTH:
+        assert second["top"] >= first["bottom"], "the sides should stand one above the other"
+        assert min(s["right"] - s["left"] for s in sides) >= 300, sides
+        assert max(s["overflow"] for s in sides) > 0, "the long line should scroll inside its side"
+    else:
+        assert second["top"] == first["top"] and second["left"] >= first["right"], "side by side"

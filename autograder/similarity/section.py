@@ -168,10 +168,13 @@ def csv_text(result: SimilarityResult) -> str:
 
 # ------------------------------------------------------------------ HTML
 
+# The two sides stand next to each other while each can be 20em wide, and one above the other on a
+# phone; a code line longer than its side scrolls inside it, never widening the page.
 _STYLE = """
+.similarity{overflow-wrap:break-word}
 .sim-pair{margin:1.5em 0;border-top:1px solid #ccc}
-.sim-sides{display:flex;gap:1em}
-.sim-side{flex:1;min-width:0;overflow-x:auto}
+.sim-sides{display:flex;flex-wrap:wrap;gap:1em}
+.sim-side{flex:1 1 20em;min-width:0;overflow-x:auto}
 .sim-side pre{font-size:12px;background:#f7f7f7;padding:.5em;margin:.3em 0}
 .sim-side mark{background:#ffe08a}
 .sim-note{color:#555;font-size:90%}
@@ -221,6 +224,8 @@ def page_html(result: SimilarityResult) -> str:
     """A standalone page around :func:`section_html` (flagged pairs and the next ones below the threshold,
     as in the CSV), with a policy that forbids loading anything."""
     return ("<!doctype html><html><head><meta charset=\"utf-8\">"
+            # Without a viewport a phone lays the page out 980 px wide and shrinks it to unreadable text.
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
             "<title>Similarity</title></head><body>" + section_html(result, UNFLAGGED_SHOWN) + "</body></html>\n")
 
