@@ -6,13 +6,15 @@ notebooks with their grading records, then compared end to end by running
 ``grader similarity`` in a fresh interpreter (starting Python, importing,
 rendering the starter notebook, reading, extracting, normalising,
 fingerprinting, ranking, writing the CSV and the page): nothing is warm from
-building the class. Prints the seconds taken.
+building the class. Prints the seconds taken and the comparing process's peak
+resident memory.
 
     python benchmarks/similarity_speed.py
 """
 from __future__ import annotations
 
 import csv
+import resource
 import subprocess
 import sys
 import tempfile
@@ -54,7 +56,10 @@ def main() -> None:
             raise SystemExit(run.stdout + run.stderr)
         with open(root / "graded" / "similarity.csv", encoding="utf-8") as f:
             flagged = sum(row["flagged"] == "yes" for row in csv.DictReader(f))
-    print(f"{len(students)} submissions, {flagged} pairs flagged: {seconds:.2f} s (fresh process, end to end)")
+    # The only child this script waits for is the comparing process, so the children's peak is its own.
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"{len(students)} submissions, {flagged} pairs flagged: {seconds:.2f} s, peak {peak_mb:.0f} MB "
+          "(fresh process, end to end)")
 
 if __name__ == "__main__":
     main()
