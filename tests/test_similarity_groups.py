@@ -57,3 +57,22 @@ def test_a_small_submission_sharing_obvious_short_code_ranks_below_every_disguis
     small_scores = [p.score for p in pairs if "small" in (p.a, p.b)]
     assert len(copy_scores) == 1 and small_scores
     assert max(small_scores) < min(copy_scores) and max(small_scores) < 0.45, (small_scores, copy_scores)
+
+
+def test_the_command_lists_a_group_larger_than_a_tenth_of_the_class_and_says_why(tmp_path):
+    import csv
+    import io
+
+    from click.testing import CliRunner
+
+    from autograder.cli import main
+    from tests.test_similarity import _graded_folder
+
+    submissions, members = group_class(20, 6)
+    out = _graded_folder(tmp_path, {s.name: s.cells for s in submissions})
+    result = CliRunner().invoke(main, ["similarity", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO((out / "similarity-groups.csv").read_text(encoding="utf-8"))))
+    assert [(set(r["students"].split()), r["size"], r["discounted_in_pairs"]) for r in rows] == [(members, "6", "yes")]
+    page = (out / "similarity.html").read_text(encoding="utf-8")
+    assert "Group 1: 6 submissions" in page and "Discounted as common" in page and "<mark>" in page
