@@ -27,7 +27,8 @@ def similarity(out_dir: Path, threshold: float, base_files: tuple[Path, ...], ou
     OUT is the folder `grader grade` wrote. Code from the starter notebook and
     code much of the class wrote count for nothing; the score says how much
     of two submissions' remaining code they share. Writes similarity.csv
-    (pair, score, matched lines) and similarity.html (flagged pairs side by
+    (pair, score, matched lines), similarity-groups.csv (three or more
+    submissions sharing a long block no one else has, at any group size) and similarity.html (flagged pairs side by
     side, matches highlighted). A high score is a reason to look, not a verdict.
 
     \b
@@ -41,6 +42,9 @@ def similarity(out_dir: Path, threshold: float, base_files: tuple[Path, ...], ou
     for student, why in result.not_compared:
         echo(f"not compared: {student}: {why}", err=True)
     click.echo(f"{result.compared} submissions compared, {len(result.flagged)} pairs at or above {threshold:g}")
+    for number, g in enumerate(result.groups, start=1):
+        click.echo(f"  group {number}: {len(g.members)} submissions share {g.shared_tokens} tokens no one else has"
+                   + (" (discounted as common in pair scores)" if g.discounted else ""))
     for p in result.flagged[:20]:
         click.echo(f"  {p.score:.2f}  {click.style(terminal(p.a), bold=True)}  {click.style(terminal(p.b), bold=True)}")
-    echo(f"written: {csv_path} and {html_path}")
+    echo(f"written: {csv_path}, {csv_path.with_name('similarity-groups.csv').name} and {html_path}")

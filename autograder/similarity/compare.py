@@ -17,10 +17,11 @@ Every token a submission holds under a weighted fingerprint is "unusual"
 code, weighing the largest weight of a fingerprint covering it. For a pair,
 each side's matched weight is the weight of its tokens covered by
 fingerprints both hold, and the score is the larger of the two sides' shares
-of their own unusual code, each with a prior of ``prior_tokens``:
+of their own unusual code, each with a prior of ``prior_tokens`` and never
+over less than ``evidence_tokens`` of unusual code:
 
-    score = max(matched(A) / (unusual(A) + prior_tokens),
-                matched(B) / (unusual(B) + prior_tokens))
+    score = max(matched(A) / (max(unusual(A), evidence_tokens) + prior_tokens),
+                matched(B) / (max(unusual(B), evidence_tokens) + prior_tokens))
 
 It lies in [0, 1): near 1 when one submission's unusual code is nearly all
 in the other, near 0 when what they share is what everyone wrote. The larger
@@ -28,7 +29,22 @@ share is the one that counts (JPlag's "maximum similarity"): a copier who
 rewrote some of the copied functions the obvious way keeps less unusual code
 than the student copied, and what is left is still all in the original. The
 prior keeps a submission whose unusual code is a handful of tokens from
-scoring high on a coincidence of one line.
+scoring high on a coincidence of one line, and the floor keeps a small
+submission (three functions attempted) from scoring high on the one short
+function it shares with many: a score near 1 needs at least
+``evidence_tokens`` of shared unusual code, whatever the share.
+
+The rarity discount cannot see a group: a solution passed around ``k``
+students is held by ``k`` of them, and once ``k`` is more than a tenth of the
+class its fingerprints count for nothing in any pair. What tells a group from
+an idiom is not how many hold the code but how much of it they share: an
+idiom many students arrive at alone is a line or two, and the students who
+write it differ everywhere else, so no other code is held by exactly the same
+students. ``find_groups`` therefore collects, for every set of three or more
+submissions, the code held by exactly that set (starter lines left out), keeps
+its unbroken runs of at least ``block_tokens`` tokens (an idiom is shorter)
+and reports the set as a group when those runs add up to at least
+``group_tokens`` tokens, however large the set.
 """
 from __future__ import annotations
 
@@ -50,6 +66,13 @@ class Settings:
     common_fraction: float = 0.1
     common_minimum: int = 3
     prior_tokens: float = 30.0
+    #: Least unusual code a side's share is taken over: about six lines.
+    evidence_tokens: float = 80.0
+    #: Shortest unbroken run of code held by exactly one set of submissions that counts towards a group:
+    #: about six lines, longer than a short function written the obvious way (its signature excepted).
+    block_tokens: int = 80
+    #: Least code, in such runs, a set of three or more submissions must share to be reported as a group.
+    group_tokens: int = 120
 
 
 @dataclass(frozen=True)
@@ -91,6 +114,36 @@ class Pair:
     regions: tuple[Region, ...] = field(default_factory=tuple)
 
 
+@dataclass(frozen=True)
+class Group:
+    """Submissions sharing one block of code that no other submission holds.
+
+    ``tokens`` are the indices, in ``shown``'s tokens, of the code the whole
+    group shares and no one else does (``lines`` in ``shown``'s cells);
+    ``discounted`` says whether pair scores count that code as common (the
+    group is larger than the rarity limit), so that its pairs score low or
+    not at all and only this group shows it.
+    """
+
+    members: tuple[str, ...]
+    shared_tokens: int
+    discounted: bool
+    shown: str
+    tokens: tuple[int, ...]
+    lines: tuple[LineSpan, ...]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One class compared: ranked pairs, groups, and how much was discounted as common and why."""
+
+    pairs: tuple[Pair, ...]
+    groups: tuple[Group, ...]
+    compared: int
+    common_limit: int          # a fingerprint held by more submissions than this weighs nothing in a pair
+    common_fingerprints: int   # distinct fingerprints, outside the starter code, discounted for that reason
+
+
 def _unit_runs(tokens: tuple[Token, ...] | list[Token]) -> list[tuple[int, int]]:
     """``[start, end)`` token ranges of each top-level statement (each function, each import...).
 
@@ -125,14 +178,46 @@ def base_hashes(cells: tuple[str, ...] | list[str], settings: Settings = Setting
     return frozenset(hashes)
 
 
-def rarity_weights(documents: list[Document], base: frozenset[int], settings: Settings = Settings()) -> dict[int, float]:
+def _line_texts(tokens: list[Token] | tuple[Token, ...]) -> dict[tuple[int, int], tuple[str, ...]]:
+    """(cell, line) -> the line's tokens, indentation tokens left out."""
+    lines: dict[tuple[int, int], list[str]] = defaultdict(list)
+    for t in tokens:
+        if t.text not in ("INDENT", "DEDENT"):
+            lines[(t.cell, t.line)].append(t.text)
+    return {key: tuple(texts) for key, texts in lines.items()}
+
+
+def starter_lines(cells: tuple[str, ...] | list[str]) -> frozenset[tuple[str, ...]]:
+    """Every normalised line of the starter code: a student line equal to one of them is the starter's own."""
+    return frozenset(_line_texts(program_tokens(list(cells))).values())
+
+
+def own_tokens(doc: Document, starter: frozenset[tuple[str, ...]]) -> set[int]:
+    """Indices of ``doc``'s tokens on lines that are not a starter line (a signature, a setup line)."""
+    lines = {key for key, texts in _line_texts(doc.tokens).items() if texts not in starter}
+    return {i for i, t in enumerate(doc.tokens) if (t.cell, t.line) in lines}
+
+
+def common_limit(n: int, settings: Settings = Settings()) -> int:
+    """The most submissions of ``n`` a fingerprint may be held by and still weigh something in a pair."""
+    return max(settings.common_minimum, math.ceil(settings.common_fraction * n))
+
+
+def holders(documents: list[Document]) -> dict[int, list[int]]:
+    """Fingerprint hash -> indices (into ``documents``, ascending) of the submissions holding it."""
+    held: dict[int, list[int]] = defaultdict(list)
+    for index, doc in enumerate(documents):
+        for h in {f.hash for f in doc.fingerprints}:
+            held[h].append(index)
+    return held
+
+
+def rarity_weights(documents: list[Document], base: frozenset[int], settings: Settings = Settings(),
+                   held: dict[int, list[int]] | None = None) -> dict[int, float]:
     """Each fingerprint's weight as evidence (see the module docstring); absent means 0."""
     n = len(documents)
-    counts: dict[int, int] = defaultdict(int)
-    for doc in documents:
-        for h in {f.hash for f in doc.fingerprints}:
-            counts[h] += 1
-    limit = max(settings.common_minimum, math.ceil(settings.common_fraction * n))
+    counts = {h: len(ds) for h, ds in (held if held is not None else holders(documents)).items()}
+    limit = common_limit(n, settings)
     weights: dict[int, float] = {}
     for h, d in counts.items():
         if h in base or d > limit:
@@ -203,8 +288,9 @@ def score_pair(a: Document, b: Document, weights: dict[int, float], unusual: dic
     shared = {f.hash for f in a.fingerprints if weights.get(f.hash, 0.0) > 0.0} & {f.hash for f in b.fingerprints}
     covered_a = _coverage(a, weights, settings.k, shared)
     covered_b = _coverage(b, weights, settings.k, shared)
-    score = max(sum(covered_a.values()) / (unusual[a.name] + settings.prior_tokens),
-                sum(covered_b.values()) / (unusual[b.name] + settings.prior_tokens))
+    floor, prior = settings.evidence_tokens, settings.prior_tokens
+    score = max(sum(covered_a.values()) / (max(unusual[a.name], floor) + prior),
+                sum(covered_b.values()) / (max(unusual[b.name], floor) + prior))
     return Pair(a.name, b.name, round(score, 4), len(covered_a), _regions(a, b, shared, covered_a, settings.k))
 
 
@@ -215,15 +301,65 @@ def rank_pairs(documents: list[Document], base: frozenset[int] = frozenset(),
     Pairs sharing none score 0 and are left out. Ties are broken by name, so
     the order is the same on every run.
     """
-    weights = rarity_weights(documents, base, settings)
+    return list(compare_class(documents, base, settings).pairs)
+
+
+def compare_class(documents: list[Document], base: frozenset[int] = frozenset(),
+                  settings: Settings = Settings(), starter: frozenset[tuple[str, ...]] = frozenset()) -> Comparison:
+    """The ranked pairs of ``documents`` (see :func:`rank_pairs`), its groups, and what counted as common."""
+    held = holders(documents)
+    weights = rarity_weights(documents, base, settings, held)
     unusual = {d.name: sum(_coverage(d, weights, settings.k).values()) for d in documents}
-    holders: dict[int, list[int]] = defaultdict(list)
-    for index, doc in enumerate(documents):
-        for h in {f.hash for f in doc.fingerprints}:
-            if h in weights:
-                holders[h].append(index)
     candidates: set[tuple[int, int]] = set()
-    for indices in holders.values():
-        candidates.update(combinations(indices, 2))
+    for h, indices in held.items():
+        if h in weights:
+            candidates.update(combinations(indices, 2))
     pairs = [score_pair(documents[i], documents[j], weights, unusual, settings) for i, j in sorted(candidates)]
-    return sorted(pairs, key=lambda p: (-p.score, p.a, p.b))
+    limit = common_limit(len(documents), settings)
+    common = sum(1 for h, ds in held.items() if len(ds) > limit and h not in base)
+    return Comparison(tuple(sorted(pairs, key=lambda p: (-p.score, p.a, p.b))),
+                      find_groups(documents, base, held, settings, starter), len(documents), limit, common)
+
+
+def _covered(positions: list[int], k: int, length: int) -> list[int]:
+    """Sorted token indices covered by the k-grams starting at ``positions``."""
+    return sorted({i for p in positions for i in range(p, min(p + k, length))})
+
+
+def find_groups(documents: list[Document], base: frozenset[int], held: dict[int, list[int]],
+                settings: Settings = Settings(), starter: frozenset[tuple[str, ...]] = frozenset()) -> tuple[Group, ...]:
+    """Sets of three or more submissions sharing at least ``group_tokens`` tokens, in runs of at least
+    ``block_tokens``, that no one else holds (starter lines ``starter`` left out).
+
+    A set whose code is all inside a larger group's (one member rewrote a
+    function the others kept) is part of that group, not another one.
+    """
+    limit = common_limit(len(documents), settings)
+    starts: dict[tuple[int, ...], list[int]] = defaultdict(list)     # holder set -> k-gram starts in its first member
+    by_hash = {h: tuple(ds) for h, ds in held.items() if len(ds) >= 3 and h not in base}
+    for index, doc in enumerate(documents):
+        for f in doc.fingerprints:
+            members = by_hash.get(f.hash)
+            if members is not None and members[0] == index:
+                starts[members].append(f.position)
+    found: list[tuple[tuple[int, ...], list[int]]] = []
+    own: dict[int, set[int]] = {}
+    for members, positions in starts.items():
+        first = members[0]
+        if first not in own:
+            own[first] = own_tokens(documents[first], starter)
+        covered = [i for i in _covered(positions, settings.k, len(documents[first].tokens)) if i in own[first]]
+        tokens = [i for run in _runs(covered) if len(run) >= settings.block_tokens for i in run]
+        if len(tokens) >= settings.group_tokens:
+            found.append((members, tokens))
+    found.sort(key=lambda m: (-len(m[1]), -len(m[0]), m[0]))
+    groups: list[Group] = []
+    kept: list[frozenset[int]] = []
+    for members, tokens in found:
+        if any(set(members) <= g for g in kept):
+            continue
+        kept.append(frozenset(members))
+        first = documents[members[0]]
+        groups.append(Group(tuple(documents[i].name for i in members), len(tokens), len(members) > limit,
+                            first.name, tuple(tokens), line_spans(first, tokens)))
+    return tuple(groups)

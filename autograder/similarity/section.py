@@ -28,9 +28,11 @@ from autograder.runtime.grading.intake import read_submission
 from autograder.runtime.grading.outcome import RECORD_NAME, read_record, record_folders
 from autograder.runtime.errors import SubmissionError
 from autograder.similarity.base import base_from_file, starter_cells
-from autograder.similarity.compare import Document, LineSpan, Pair, Settings, base_hashes, document, rank_pairs
+from autograder.similarity.compare import (Document, Group, LineSpan, Pair, Settings, base_hashes, compare_class, document,
+                                           starter_lines)
 
 CSV_NAME = "similarity.csv"
+GROUPS_CSV_NAME = "similarity-groups.csv"
 HTML_NAME = "similarity.html"
 #: Default score from which a pair is flagged (see docs/grading-guide.md: how to set it).
 DEFAULT_THRESHOLD = 0.45
@@ -52,6 +54,8 @@ class SimilarityResult:
     documents: dict[str, Document] = field(default_factory=dict)
     not_compared: tuple[tuple[str, str], ...] = ()        # (student, why)
     base: str = ""                                         # where the base code came from
+    groups: tuple[Group, ...] = ()
+    common: tuple[str, ...] = ()                           # per assignment: what was discounted as common, and why
 
     @property
     def flagged(self) -> tuple[Pair, ...]:
@@ -121,6 +125,8 @@ def similarity_section(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD
     for student, (assignment, _) in found.items():
         by_assignment.setdefault(assignment, []).append(student)
     pairs: list[Pair] = []
+    groups: list[Group] = []
+    common: list[str] = []
     documents: dict[str, Document] = {}
     sources = []
     for assignment, students in sorted(by_assignment.items()):
@@ -136,9 +142,16 @@ def similarity_section(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD
                 sources.append(f"none ({assignment} is not a built-in assignment; pass --base)")
         docs = [document(s, found[s][1], settings) for s in students]
         documents.update({d.name: d for d in docs})
-        pairs += rank_pairs(docs, base_hashes(base_cells, settings), settings)
+        compared = compare_class(docs, base_hashes(base_cells, settings), settings, starter_lines(base_cells))
+        pairs += compared.pairs
+        groups += compared.groups
+        common.append(f"{assignment}: {compared.common_fingerprints} fingerprints outside the base code are held by more "
+                      f"than {compared.common_limit} of {compared.compared} submissions (a tenth of the class, at least "
+                      f"{settings.common_minimum}) and weigh nothing in pair scores; a long block shared that way is "
+                      "listed as a group instead")
     pairs.sort(key=lambda p: (-p.score, p.a, p.b))
-    return SimilarityResult(tuple(pairs), threshold, len(found), documents, tuple(skipped), "; ".join(sources))
+    return SimilarityResult(tuple(pairs), threshold, len(found), documents, tuple(skipped), "; ".join(sources),
+                            tuple(groups), tuple(common))
 
 
 # ------------------------------------------------------------------ CSV
@@ -163,6 +176,21 @@ def csv_text(result: SimilarityResult) -> str:
         writer.writerow([rank, cell(p.a), cell(p.b), f"{p.score:.4f}", "yes" if p.score >= result.threshold else "no",
                          p.matched_tokens, cell(spans_text([s for r in p.regions for s in r.a])),
                          cell(spans_text([s for r in p.regions for s in r.b]))])
+    return text.getvalue()
+
+
+GROUP_COLUMNS = ("group", "size", "students", "shared_tokens", "discounted_in_pairs", "lines_of", "lines")
+
+
+def groups_csv_text(result: SimilarityResult) -> str:
+    """Every group as CSV: its members, size, the code they alone share (lines in one member), and whether
+    pair scores discount that code as common (the group is larger than a tenth of the class)."""
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(GROUP_COLUMNS)
+    for number, g in enumerate(result.groups, start=1):
+        writer.writerow([number, len(g.members), cell(" ".join(g.members)), g.shared_tokens,
+                         "yes" if g.discounted else "no", cell(g.shown), cell(spans_text(g.lines))])
     return text.getvalue()
 
 
@@ -204,6 +232,17 @@ def section_html(result: SimilarityResult, extra: int = 0) -> str:
            f"<p>{len(result.flagged)} of {len(result.pairs)} pairs sharing unusual code score at least "
            f"{result.threshold:g} ({result.compared} submissions compared; base code: {e(result.base)}). "
            "A high score is a reason to look at the two submissions, not a finding of copying.</p>"]
+    for why in result.common:
+        out.append(f'<p class="sim-note">Discounted as common: {e(why)}.</p>')
+    for number, g in enumerate(result.groups, start=1):
+        shown = result.documents.get(g.shown)
+        why = (" Pair scores count this code as common (more than a tenth of the class holds it), so the pairs of "
+               "this group score low or are not listed: this group is where it shows." if g.discounted else "")
+        out.append(f'<div class="sim-pair"><h3>Group {number}: {len(g.members)} submissions share '
+                   f'{g.shared_tokens} tokens no one else has</h3><p>{", ".join(e(m) for m in g.members)}.{e(why)}</p>')
+        if shown is not None:
+            out.append(f'<div class="sim-side"><b>{e(g.shown)}</b>{_code_html(shown, list(g.lines))}</div>')
+        out.append("</div>")
     if result.not_compared:
         out.append("<p>Not compared: " + "; ".join(f"{e(s)} ({e(why)})" for s, why in result.not_compared) + "</p>")
     for p in result.shown(extra):
@@ -237,5 +276,6 @@ def write_similarity(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD, 
     folder = Path(output) if output is not None else Path(out_dir)
     csv_path, html_path = folder / CSV_NAME, folder / HTML_NAME
     write_atomic(csv_path, csv_text(result))
+    write_atomic(folder / GROUPS_CSV_NAME, groups_csv_text(result))
     write_atomic(html_path, page_html(result))
     return result, csv_path, html_path

@@ -1,0 +1,78 @@
+"""Is a solution shared by a group reported whole at every size, and does a small submission stay below copies?"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from autograder.similarity import compare
+from autograder.similarity.base import starter_cells
+from autograder.similarity.compare import base_hashes, document, rank_pairs
+from tests.similarity_groups_corpus import (ASSIGNMENT, disguised_copy, group_class, group_member, independent,
+                                            small_student, starter_only)
+
+
+@functools.lru_cache(maxsize=None)
+def _base():
+    return base_hashes(list(starter_cells(ASSIGNMENT)))
+
+
+def _compare(submissions):
+    docs = [document(s.name, s.cells) for s in submissions]
+    return compare.compare_class(docs, _base(), starter=compare.starter_lines(list(starter_cells(ASSIGNMENT))))
+
+
+@pytest.mark.parametrize("size", [20, 60, 200])
+@pytest.mark.parametrize("group", [3, 6, 12])
+def test_a_group_sharing_one_solution_is_reported_whole(size, group):
+    """Every member in one group, no one else, whatever the group's share of the class."""
+    submissions, members = group_class(size, group)
+    result = _compare(submissions)
+    assert [set(g.members) for g in result.groups] == [members], [g.members for g in result.groups]
+    found = result.groups[0]
+    assert found.shared_tokens >= compare.Settings().group_tokens and found.lines
+    # The group's code is discounted in pairs exactly when the group is larger than the rarity limit.
+    assert found.discounted == (group > result.common_limit)
+
+
+def test_independent_students_in_a_large_class_form_no_group():
+    rng = np.random.default_rng(11)
+    submissions = [independent(f"s{i}", rng) for i in range(200)] + [starter_only("a"), starter_only("b")]
+    assert _compare(submissions).groups == ()
+
+
+def test_a_small_submission_sharing_obvious_short_code_ranks_below_every_disguised_copy():
+    rng = np.random.default_rng(5)
+    drawn = [independent(f"s{i}", rng) for i in range(80)]
+    # Three students wrote the obvious list-and-stack next_token_batch the small submission has (its
+    # second slice right): few enough that it is not discounted as common, as in the class that showed it.
+    obvious = [s for s in drawn if any(c.count("np.stack([data[") == 2 for c in s.cells)][:3]
+    students = obvious + [s for s in drawn if not any("np.stack([data[" in c for c in s.cells)][:37]
+    author = group_member("author", rng, 0)           # a solution of their own, most of it unusual
+    copies = [disguised_copy("copy-of-author", author, rng)]
+    small = small_student("small")
+    pairs = rank_pairs([document(s.name, s.cells) for s in [*students, author, *copies, small]], _base())
+    copy_scores = [p.score for p in pairs if {p.a, p.b} == {"author", "copy-of-author"}]
+    small_scores = [p.score for p in pairs if "small" in (p.a, p.b)]
+    assert len(copy_scores) == 1 and small_scores
+    assert max(small_scores) < min(copy_scores) and max(small_scores) < 0.45, (small_scores, copy_scores)
+
+
+def test_the_command_lists_a_group_larger_than_a_tenth_of_the_class_and_says_why(tmp_path):
+    import csv
+    import io
+
+    from click.testing import CliRunner
+
+    from autograder.cli import main
+    from tests.test_similarity import _graded_folder
+
+    submissions, members = group_class(20, 6)
+    out = _graded_folder(tmp_path, {s.name: s.cells for s in submissions})
+    result = CliRunner().invoke(main, ["similarity", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO((out / "similarity-groups.csv").read_text(encoding="utf-8"))))
+    assert [(set(r["students"].split()), r["size"], r["discounted_in_pairs"]) for r in rows] == [(members, "6", "yes")]
+    page = (out / "similarity.html").read_text(encoding="utf-8")
+    assert "Group 1: 6 submissions" in page and "Discounted as common" in page and "<mark>" in page
