@@ -87,11 +87,16 @@ def stress_command(ctx: click.Context, families: tuple[str, ...], n: int, seed: 
     """Generate N variants per family and check every answer independently.
 
     Reports distinct variants, where the correct choice lands and the time per
-    variant; exits with status 1 if any check fails.
+    variant, then how often each content-blind player (smallest, largest,
+    sign pair, most alike, longest, ...) finds the key from the printed
+    choices alone, per sub-question ("hits/variants", "!" past chance plus
+    the margin); exits with status 1 if any check fails.
 
     Example: grader questions stress -n 1000
     """
     report = run_stress(families, n, seed)
     click.echo(report.table())
+    click.echo()
+    click.echo(report.cue_table())
     if not report.ok:
         ctx.exit(1)

@@ -54,6 +54,8 @@ class BigramVsFull(Family):
     title = "Bigram approximation against the full history"
     summary = "Score a sentence with full-history and bigram conditionals; compare the two products."
     tags = ("chain-rule", "n-gram", "likelihood")
+    subquestion_key = "ask"
+    subquestion_values = ("bigram_probability", "log_ratio")
 
     def build(self, rng: np.random.Generator) -> Draft:
         n = int(rng.integers(3, 7))

@@ -45,6 +45,8 @@ class CausalMask(Family):
     title = "Blocked pairs of a causal mask"
     summary = "Count blocked or allowed query-key pairs for T positions, or pick the blocked pairs."
     tags = ("attention", "causal-mask")
+    subquestion_key = "ask"
+    subquestion_values = ASKS
 
     def build(self, rng: np.random.Generator) -> Draft:
         ask = ASKS[int(rng.integers(len(ASKS)))]

@@ -56,6 +56,8 @@ class ChainRuleJoint(Family):
     title = "Joint probability by the chain rule"
     summary = "Multiply next-token conditionals into a sequence probability, or sum their logs."
     tags = ("chain-rule", "likelihood")
+    subquestion_key = "ask"
+    subquestion_values = ("probability", "log")
 
     def build(self, rng: np.random.Generator) -> Draft:
         n = int(rng.integers(3, 8))

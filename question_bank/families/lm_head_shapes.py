@@ -119,6 +119,8 @@ class LmHeadShapes(Family):
     title = "Shapes through the LM head"
     summary = "Shape of hidden, W_head, b_head, logits or a gradient for random B, T, C, V."
     tags = ("shapes", "lm-head", "gradient")
+    subquestion_key = "quantity"
+    subquestion_values = QUANTITIES
 
     def build(self, rng: np.random.Generator) -> Draft:
         B, T, C, V = draw_sizes(rng)

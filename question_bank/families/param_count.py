@@ -103,6 +103,8 @@ class ParamCount(Family):
     title = "GPT parameter count"
     summary = "Count a GPT's parameters (total or one component) for a random configuration, tied or untied."
     tags = ("parameters", "gpt-1")
+    subquestion_key = "component"
+    subquestion_values = ("embeddings", "attention", "ffn", "layernorm", "lm_head", "total")
 
     def build(self, rng: np.random.Generator) -> Draft:
         cfg = draw_config(rng)

@@ -71,6 +71,8 @@ class PerplexityCrossEntropy(Family):
     title = "Perplexity and mean cross-entropy"
     summary = "Convert a mean cross-entropy (nats or bits) into a perplexity, or a perplexity into one."
     tags = ("perplexity", "cross-entropy", "units")
+    subquestion_key = "ask"
+    subquestion_values = ASKS
 
     def build(self, rng: np.random.Generator) -> Draft:
         ask = ASKS[int(rng.integers(len(ASKS)))]

@@ -61,6 +61,8 @@ class TeacherForcing(Family):
     title = "Teacher forcing and generation"
     summary = "What the model reads at a position in teacher-forced training, or at a step of generation."
     tags = ("training", "decoding", "alignment")
+    subquestion_key = "mode"
+    subquestion_values = ("training", "generation")
 
     def build(self, rng: np.random.Generator) -> Draft:
         words = word_run(rng, int(rng.integers(5, 9)))
