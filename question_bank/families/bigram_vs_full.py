@@ -17,7 +17,7 @@ from question_bank.families._common import (
     probabilities,
     word_run,
 )
-from question_bank.mistakes import register_mistakes, wrong_options
+from question_bank.mistakes import register_mistakes, register_sign_slips, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import sequence_log_prob
@@ -45,12 +45,15 @@ MISTAKES = register_mistakes("bigram-vs-full", [
     ("log_ratio/per-token", "sum-vs-mean", "(ln P_full - ln P_bigram) / n", lambda f: f["log_ratio"] / f["n"],
      "That is the difference per token; the question asks for the whole sentence."),
 ])
+#: Each mistake with the sign slip on top, so x / -x pairs appear around wrong values too.
+register_sign_slips("bigram-vs-full", MISTAKES, "log_ratio/inverted",
+                    ["log_ratio/log10", "log_ratio/bits", "log_ratio/per-token"])
 
 
 @register_family
 class BigramVsFull(Family):
     name = "bigram-vs-full"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "Bigram approximation against the full history"
     summary = "Score a sentence with full-history and bigram conditionals; compare the two products."
     tags = ("chain-rule", "n-gram", "likelihood")

@@ -41,7 +41,7 @@ MISTAKES = register_mistakes("causal-mask", [
 @register_family
 class CausalMask(Family):
     name = "causal-mask"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "Blocked pairs of a causal mask"
     summary = "Count blocked or allowed query-key pairs for T positions, or pick the blocked pairs."
     tags = ("attention", "causal-mask")

@@ -16,7 +16,7 @@ from question_bank.families._common import (
     probabilities,
     word_run,
 )
-from question_bank.mistakes import register_mistakes, wrong_options
+from question_bank.mistakes import register_mistakes, register_sign_slips, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import sequence_log_prob
@@ -47,12 +47,15 @@ MISTAKES = register_mistakes("chain-rule-joint", [
     ("probability/arithmetic-mean", "sum-vs-mean", "mean p_i", lambda f: sum(f["probs"]) / f["n"],
      "That is the average conditional, not the probability of the sequence."),
 ])
+#: Each mistake with the sign slip on top, so x / -x pairs appear around wrong values too.
+register_sign_slips("chain-rule-joint", MISTAKES, "log/negated",
+                    ["log/log10", "log/log2", "log/mean", "log/first-dropped"])
 
 
 @register_family
 class ChainRuleJoint(Family):
     name = "chain-rule-joint"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "Joint probability by the chain rule"
     summary = "Multiply next-token conditionals into a sequence probability, or sum their logs."
     tags = ("chain-rule", "likelihood")

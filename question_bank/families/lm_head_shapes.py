@@ -115,7 +115,7 @@ MISTAKES = register_mistakes("lm-head-shapes", [
 @register_family
 class LmHeadShapes(Family):
     name = "lm-head-shapes"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "Shapes through the LM head"
     summary = "Shape of hidden, W_head, b_head, logits or a gradient for random B, T, C, V."
     tags = ("shapes", "lm-head", "gradient")

@@ -52,7 +52,7 @@ def draw_alphabet(rng: np.random.Generator) -> tuple[int, str]:
 @register_family
 class MergesVsVocab(Family):
     name = "merges-vs-vocab"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "BPE merges and vocabulary size"
     summary = "Relate BPE merges, base alphabet and special tokens to vocabulary size and embedding parameters."
     tags = ("tokenization", "parameters")

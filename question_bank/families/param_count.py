@@ -99,7 +99,7 @@ def mistake_names(component: str, tied: bool) -> list[str]:
 @register_family
 class ParamCount(Family):
     name = "param-count"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "GPT parameter count"
     summary = "Count a GPT's parameters (total or one component) for a random configuration, tied or untied."
     tags = ("parameters", "gpt-1")

@@ -67,7 +67,7 @@ MISTAKES = register_mistakes("perplexity-cross-entropy", [
 @register_family
 class PerplexityCrossEntropy(Family):
     name = "perplexity-cross-entropy"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "Perplexity and mean cross-entropy"
     summary = "Convert a mean cross-entropy (nats or bits) into a perplexity, or a perplexity into one."
     tags = ("perplexity", "cross-entropy", "units")

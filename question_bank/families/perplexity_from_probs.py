@@ -41,7 +41,7 @@ MISTAKES = register_mistakes("perplexity-from-probs", [
 @register_family
 class PerplexityFromProbs(Family):
     name = "perplexity-from-probs"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "Perplexity from token probabilities"
     summary = "Turn the probabilities given to N scored tokens into a perplexity, exp(mean NLL)."
     tags = ("perplexity",)

@@ -48,7 +48,7 @@ MISTAKES = register_mistakes("scored-positions", [
 @register_family
 class ScoredPositions(Family):
     name = "scored-positions"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "Scored positions with padding"
     summary = "Count the positions a padded batch scores: each sequence of L tokens gives L-1 predictions."
     tags = ("targets", "padding", "cross-entropy")

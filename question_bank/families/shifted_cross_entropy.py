@@ -47,7 +47,7 @@ MISTAKES = register_mistakes("shifted-cross-entropy", [
 @register_family
 class ShiftedCrossEntropy(Family):
     name = "shifted-cross-entropy"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "Cross-entropy with shifted targets"
     summary = "Mean next-token cross-entropy of a small logits table: position t is scored on token t+1."
     tags = ("cross-entropy", "alignment")

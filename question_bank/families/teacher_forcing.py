@@ -57,7 +57,7 @@ MISTAKES = register_mistakes("teacher-forcing", [
 @register_family
 class TeacherForcing(Family):
     name = "teacher-forcing"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "Teacher forcing and generation"
     summary = "What the model reads at a position in teacher-forced training, or at a step of generation."
     tags = ("training", "decoding", "alignment")

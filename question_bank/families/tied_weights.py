@@ -70,7 +70,7 @@ class _RecordingProbe(ShapeProbe):
 @register_family
 class TiedWeights(Family):
     name = "tied-weights"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "A head tied to the token embedding"
     summary = "Tied head: the transpose of E, the logits' shape, the parameters untying adds, the expression."
     tags = ("shapes", "weight-tying", "parameters")

@@ -52,7 +52,7 @@ MISTAKES = register_mistakes("uniform-baseline", [
 @register_family
 class UniformBaseline(Family):
     name = "uniform-baseline"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "The uniform baseline"
     summary = "Loss (nats or bits) or perplexity of a model whose logits are all equal: ln V and V."
     tags = ("cross-entropy", "baseline", "perplexity")
