@@ -50,9 +50,12 @@ def list_command() -> None:
               help="Roster CSV with a student_id (or id, sid, email) column: one set per student.")
 @click.option("--salt", default=None,
               help="Secret keying each student's seed (HMAC); required with --students.")
+@click.option("--exam", "exam", type=click.Path(path_type=Path), default=None,
+              help="Exam spec (YAML: slots of family, subquestion, points; a total): slot k is the same "
+                   "task for every student and LMS group. -n is then the LMS pool per slot.")
 @reports_errors
 def generate_command(families: tuple[str, ...], n: int, seed: int, fmt: str, out: Path | None,
-                     roster: Path | None, salt: str | None) -> None:
+                     roster: Path | None, salt: str | None, exam: Path | None) -> None:
     """Generate question variants and export them.
 
     Formats with an answer key in a separate file (md, html) write it beside
@@ -68,9 +71,11 @@ def generate_command(families: tuple[str, ...], n: int, seed: int, fmt: str, out
       grader questions generate -n 5 --format qti -o week3.zip
       grader questions generate -n 5 --format moodle -o week3.xml
       grader questions generate --students roster.csv --salt SECRET --format md -o sheets/
+      grader questions generate --exam midterm.yaml --students roster.csv --salt SECRET -o exams/
+      grader questions generate --exam midterm.yaml -n 20 --format qti -o midterm.zip
     """
     result = run_generate(GenerateRequest(families=families, n=n, seed=seed, fmt=fmt, out=out,
-                                          roster=roster, salt=salt))
+                                          roster=roster, salt=salt, exam=exam))
     if result.text is not None:
         click.echo(result.text, nl=False)
     else:

@@ -155,6 +155,14 @@ def sheet_file_names(bundle: dict[str, Any], suffix: str) -> list[str]:
     return [safe_file_stem(sheet["student_id"]) + suffix for sheet in bundle["sheets"]]
 
 
+def points_note(variant: dict[str, Any]) -> str:
+    """`` (4 points)`` after an exam slot's heading; empty outside an exam (no points set)."""
+    if "points" not in variant:
+        return ""
+    points = variant["points"]
+    return f" ({points:g} point{'' if points == 1 else 's'})"
+
+
 def student_view(variant: dict[str, Any]) -> dict[str, Any]:
     """What a student may see of a variant: no answer, feedback, solution or seed.
 
@@ -168,4 +176,5 @@ def student_view(variant: dict[str, Any]) -> dict[str, Any]:
         "stem": variant["stem"],
         "answer": {"kind": answer["kind"], "unit": answer["unit"], "log_space": answer["log_space"]},
         "choices": [{"id": c["id"], "text": c["text"]} for c in variant["choices"]],
+        **{k: variant[k] for k in ("slot", "points") if k in variant},
     }

@@ -17,7 +17,7 @@ from typing import Any
 
 from autograder.runtime.tolerances import QUESTION_RTOL
 from question_bank import answers
-from question_bank.exporters import Files, _payload, register_exporter, sheet_file_names
+from question_bank.exporters import Files, _payload, points_note, register_exporter, sheet_file_names
 from question_bank.exporters._payload import encode_payload
 
 _ANSWER_HINT = {
@@ -110,7 +110,7 @@ def question_cells(number: int, variant: dict[str, Any]) -> list[Any]:
     import nbformat
 
     answer = variant["answer"]
-    lines = [f"## {number}. {variant['title']}", "", variant["stem"].strip(), ""]
+    lines = [f"## {number}. {variant['title']}{points_note(variant)}", "", variant["stem"].strip(), ""]
     if answer["kind"] not in ("float", "integer", "shape"):
         lines += [f"- **({c['id']})** {c['text']}" for c in variant["choices"]] + [""]
     hint = _ANSWER_HINT[answer["kind"]]

@@ -16,7 +16,7 @@ from typing import Any
 
 from autograder.runtime.tolerances import QUESTION_RTOL
 from question_bank.answers import answer_key
-from question_bank.exporters import Files, register_exporter, sheet_file_names
+from question_bank.exporters import Files, points_note, register_exporter, sheet_file_names
 from question_bank.exporters._markup import inline, mathml, to_html
 from question_bank.exporters._page import BASE_CSS, document
 from question_bank.exporters._payload import encode_payload
@@ -68,7 +68,7 @@ def item_html(number: int, variant: dict[str, Any]) -> str:
     key = answer_key(variant, inline=lambda md: inline(md, mathml), block=lambda md: to_html(md, mathml))
     return "\n".join([
         f'<section class="item" id="{ident}" data-key="{encode_payload(key, ident)}">',
-        f"<h2>{number}. {html.escape(variant['title'])}</h2>",
+        f"<h2>{number}. {html.escape(variant['title'])}{points_note(variant)}</h2>",
         to_html(variant["stem"], mathml),
         f'<form class="answer-form" autocomplete="off">{_control(ident, variant)}</form>',
         '<div class="feedback" role="status" aria-live="polite"></div>',
