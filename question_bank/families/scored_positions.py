@@ -42,6 +42,12 @@ MISTAKES = register_mistakes("scored-positions", [
      "A sequence of L tokens has only L-1 next-token targets."),
     ("every-slot", "counts-all-slots", "B*P", lambda f: len(f["lengths"]) * f["padded_length"],
      "That counts every slot of the padded batch."),
+    ("two-short-per-row", "one-fewer-target", "sum (L - 2)", lambda f: sum(f["lengths"]) - 2 * len(f["lengths"]),
+     "A sequence of L tokens has L-1 next-token targets, not L-2."),
+    ("shortest-row", "truncated-to-shortest", "B*(min L - 1)",
+     lambda f: len(f["lengths"]) * (min(f["lengths"]) - 1), "Each row scores its own L-1 positions."),
+    ("first-row-only", "one-row-only", "L_0 - 1", lambda f: f["lengths"][0] - 1,
+     "That is the first sequence's scored positions; add every row's L-1."),
 ])
 
 
