@@ -20,6 +20,14 @@ differ, the task does not. A family with several sub-questions must name one,
 because "param-count" alone could give one student a full total and another
 a LayerNorm count. ``total`` must equal the sum of the points, which catches
 a slot dropped while editing.
+
+An optional ``tolerance:`` sets how close a typed number answer must be, for
+every number answer of the exam: ``rtol`` (relative), ``atol`` (absolute) and
+``sig_figs`` (the answer to that many significant figures: a relative half
+unit in the last figure, 3 gives 0.5%). The largest of what is given applies,
+and never less than the question's own absolute tolerance for the worked
+solution's rounded steps. A draw where a known mistake would then be accepted
+is skipped, so a wide tolerance never turns a mistake into a right answer.
 """
 from __future__ import annotations
 
@@ -33,6 +41,7 @@ from question_bank.errors import QuestionBankError, require_at_least_one
 from question_bank.generate import BUNDLE_SCHEMA, DRAWS_PER_QUESTION, generate_variant, stem_key
 from question_bank.registry import get_family
 from question_bank.seeding import student_seed, variant_seed
+from question_bank.variant import answer_matches
 
 
 @dataclass(frozen=True)
@@ -50,16 +59,37 @@ class ExamSlot:
 
 
 @dataclass(frozen=True)
+class Tolerance:
+    """An exam's acceptance tolerance for number answers; ``None`` leaves the question's own."""
+
+    rtol: float | None = None
+    atol: float | None = None
+
+    def apply(self, variant: dict[str, Any]) -> dict[str, Any] | None:
+        """``variant`` with this tolerance on a float answer; ``None`` if a known mistake would pass."""
+        answer = variant["answer"]
+        if answer["kind"] != "float" or (self.rtol is None and self.atol is None):
+            return variant
+        widened = {**answer, "rtol": self.rtol if self.rtol is not None else answer["rtol"],
+                   "atol": max(answer["atol"], self.atol or 0.0)}
+        if any(answer_matches(widened, m["value"]) for m in variant["mistakes"]):
+            return None
+        return {**variant, "answer": widened}
+
+
+@dataclass(frozen=True)
 class ExamSpec:
     """A parsed, checked exam spec."""
 
     title: str
     total: float
     slots: tuple[ExamSlot, ...]
+    tolerance: Tolerance = Tolerance()
 
     def as_record(self) -> dict[str, Any]:
         """The spec as the bundle stores it (exporters read points and titles from here)."""
         return {"title": self.title, "total": self.total,
+                "tolerance": {"rtol": self.tolerance.rtol, "atol": self.tolerance.atol},
                 "slots": [{"slot": k, "family": s.family, "subquestion": s.subquestion, "points": s.points}
                           for k, s in enumerate(self.slots, start=1)]}
 
@@ -84,16 +114,35 @@ def parse_exam_spec(data: Any, where: str = "exam spec") -> ExamSpec:
     if not isinstance(data, dict) or not isinstance(data.get("slots"), list) or not data["slots"]:
         raise QuestionBankError(f"{where}: expected a mapping with a non-empty list `slots:`, found "
                                 f"{type(data).__name__}; see docs/practice-guide.md, 'Exam specs'.")
-    unknown = set(data) - {"title", "total", "slots"}
+    unknown = set(data) - {"title", "total", "slots", "tolerance"}
     if unknown:
-        raise QuestionBankError(f"{where}: unknown keys {sorted(unknown)}; expected title, total, slots.")
+        raise QuestionBankError(f"{where}: unknown keys {sorted(unknown)}; expected title, total, slots, tolerance.")
     slots = tuple(_parse_slot(entry, f"{where}, slot {k}") for k, entry in enumerate(data["slots"], start=1))
     points = sum(s.points for s in slots)
     total = data.get("total", points)
     if not _is_points(total) or abs(float(total) - points) > 1e-9:
         raise QuestionBankError(f"{where}: total is {total!r} but the slots' points add up to {points:g}; "
                                 "fix a slot's points or the total.")
-    return ExamSpec(title=str(data.get("title") or "Exam"), total=float(total), slots=slots)
+    return ExamSpec(title=str(data.get("title") or "Exam"), total=float(total), slots=slots,
+                    tolerance=_parse_tolerance(data.get("tolerance"), f"{where}, tolerance"))
+
+
+def _parse_tolerance(entry: Any, where: str) -> Tolerance:
+    if entry is None:
+        return Tolerance()
+    if not isinstance(entry, dict) or not entry or set(entry) - {"rtol", "atol", "sig_figs"}:
+        raise QuestionBankError(f"{where}: expected a mapping with rtol, atol and/or sig_figs "
+                                f"(e.g. `tolerance: {{sig_figs: 3}}`), found {entry!r}.")
+    for key, value in entry.items():
+        if not _is_points(value):
+            raise QuestionBankError(f"{where}: {key} must be a positive number, found {value!r}.")
+    relative = [float(entry["rtol"])] if "rtol" in entry else []
+    if "sig_figs" in entry:
+        if not float(entry["sig_figs"]).is_integer():
+            raise QuestionBankError(f"{where}: sig_figs must be a whole number, found {entry['sig_figs']!r}.")
+        relative.append(0.5 * 10.0 ** (1 - int(entry["sig_figs"])))
+    return Tolerance(rtol=max(relative) if relative else None,
+                     atol=float(entry["atol"]) if "atol" in entry else None)
 
 
 def _is_points(x: Any) -> bool:
@@ -124,12 +173,14 @@ def _parse_slot(entry: Any, where: str) -> ExamSlot:
     return ExamSlot(family=family.name, subquestion=sub, points=float(points))
 
 
-def slot_variants(slot: ExamSlot, number: int, root_seed: int, n: int) -> list[dict[str, Any]]:
+def slot_variants(slot: ExamSlot, number: int, root_seed: int, n: int,
+                  tolerance: Tolerance = Tolerance()) -> list[dict[str, Any]]:
     """``n`` variants of ``slot`` with pairwise different stems, each marked with its slot and points.
 
     Seeds are tried in order (``variant_seed(root_seed, "<family>#slot<number>", i)``) and a
-    draw of another sub-question or a repeated stem is skipped, so the slot's task is fixed
-    and two slots of the same task in one exam do not share a draw.
+    draw of another sub-question, a repeated stem, or one where ``tolerance`` would accept a
+    known mistake is skipped, so the slot's task is fixed and two slots of the same task in
+    one exam do not share a draw.
 
     Raises:
         QuestionBankError: when the draws run out before ``n`` different stems appear.
@@ -141,6 +192,9 @@ def slot_variants(slot: ExamSlot, number: int, root_seed: int, n: int) -> list[d
     for index in range(budget):
         variant = generate_variant(slot.family, variant_seed(root_seed, f"{slot.family}#slot{number}", index))
         if family.subquestion(variant["parameters"]) != slot.subquestion:
+            continue
+        variant = tolerance.apply(variant)
+        if variant is None:
             continue
         key = stem_key(variant)
         if key in seen:
@@ -156,7 +210,8 @@ def slot_variants(slot: ExamSlot, number: int, root_seed: int, n: int) -> list[d
 def exam_sheet(spec: ExamSpec, root_seed: int, per_slot: int = 1,
                student_id: str | None = None) -> dict[str, Any]:
     """One sheet: ``per_slot`` variants of each slot, in slot order."""
-    variants = [v for k, slot in enumerate(spec.slots, start=1) for v in slot_variants(slot, k, root_seed, per_slot)]
+    variants = [v for k, slot in enumerate(spec.slots, start=1)
+                for v in slot_variants(slot, k, root_seed, per_slot, spec.tolerance)]
     return {"student_id": student_id, "root_seed": int(root_seed), "variants": variants}
 
 
@@ -195,5 +250,5 @@ def build_exam_bundle(spec: ExamSpec, seed: int = 0, students: list[str] | None 
     }
 
 
-__all__ = ["ExamSlot", "ExamSpec", "build_exam_bundle", "exam_sheet", "load_exam_spec", "parse_exam_spec",
+__all__ = ["ExamSlot", "ExamSpec", "Tolerance", "build_exam_bundle", "exam_sheet", "load_exam_spec", "parse_exam_spec",
            "slot_variants"]

@@ -178,3 +178,75 @@ def test_generate_command_builds_one_exam_per_student(tmp_path):
     for student in ("ada", "bo"):
         text = (out / f"{student}.md").read_text(encoding="utf-8")
         assert "## 1. Blocked pairs of a causal mask (3 points)" in text and "remain **allowed**" in text
+
+
+# --- tolerance: the worked solution's rounded steps, and an exam's own -------------------------
+
+from question_bank import formatting as fmt  # noqa: E402
+from question_bank.generate import generate_variant  # noqa: E402
+from question_bank.seeding import variant_seed  # noqa: E402
+from question_bank.variant import answer_matches  # noqa: E402
+from solutions import sequence_log_prob  # noqa: E402
+
+
+def _printed(x: float) -> float:
+    return float(fmt.num(x).replace(",", ""))
+
+
+def test_a_log_ratio_worked_from_the_printed_logs_is_accepted():
+    """ln P_full and ln P_bigram are printed to 4 figures; their difference may lose most of them."""
+    checked = 0
+    for index in range(600):
+        variant = generate_variant("bigram-vs-full", variant_seed(11, "bigram-vs-full", index))
+        if variant["parameters"]["ask"] != "log_ratio":
+            continue
+        p = variant["parameters"]
+        by_hand = _printed(sequence_log_prob(p["full"])) - _printed(sequence_log_prob(p["bigram"]))
+        assert answer_matches(variant["answer"], by_hand), (variant["id"], variant["answer"], by_hand)
+        assert not any(answer_matches(variant["answer"], m["value"]) for m in variant["mistakes"])
+        checked += 1
+    assert checked > 200
+
+
+def test_printed_error_is_half_a_unit_in_the_last_printed_digit():
+    assert fmt.printed_error(-5.123) == pytest.approx(5e-4)
+    assert fmt.printed_error(0.05525) == pytest.approx(5e-6)
+    assert fmt.printed_error(1234.5) == pytest.approx(0.5)
+
+
+TOLERANT = {"title": "Quiz", "total": 2, "tolerance": {"sig_figs": 3},
+            "slots": [{"family": "perplexity-from-probs", "points": 1},
+                      {"family": "uniform-baseline", "subquestion": "loss_nats", "points": 1}]}
+
+
+def test_an_exam_tolerance_reaches_every_number_answer_and_export():
+    bundle = build_exam_bundle(parse_exam_spec(TOLERANT), seed=2, pool=2)
+    variants = bundle["sheets"][0]["variants"]
+    assert {v["answer"]["rtol"] for v in variants} == {0.005}
+    for v in variants:
+        value = v["answer"]["value"]
+        assert answer_matches(v["answer"], value * 1.004) and not answer_matches(v["answer"], value * 1.006)
+    moodle = ET.fromstring(get_exporter("moodle").transform(bundle)["questions.xml"])
+    right = [a for a in moodle.iter("answer") if a.get("fraction") == "100" and a.find("tolerance") is not None]
+    assert len(right) == len(variants)
+    for answer in right:
+        value = float(answer.find("text").text)
+        assert float(answer.find("tolerance").text) == pytest.approx(0.005 * abs(value), rel=1e-3)
+    page = get_exporter("selfcheck").transform(bundle)["questions.html"]
+    assert "accepted within 0.5%" in page
+
+
+def test_an_exam_tolerance_never_accepts_a_known_mistake():
+    wide = {**TOLERANT, "tolerance": {"rtol": 0.2}}     # without the skip, two draws would accept a mistake
+    bundle = build_exam_bundle(parse_exam_spec(wide), seed=2, pool=3)
+    for v in bundle["sheets"][0]["variants"]:
+        assert v["answer"]["rtol"] == 0.2
+        assert not any(answer_matches(v["answer"], m["value"]) for m in v["mistakes"]), v["id"]
+
+
+@pytest.mark.parametrize("tolerance, message", [
+    ({"sig_figs": 2.5}, "whole number"), ({"rtol": -1}, "positive number"), ({"digits": 3}, "rtol, atol"),
+])
+def test_tolerance_mistakes_are_named(tolerance, message):
+    with pytest.raises(QuestionBankError, match=re.escape(message)):
+        parse_exam_spec({**TOLERANT, "tolerance": tolerance})

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from autograder.runtime.tolerances import QUESTION_RTOL
 from question_bank._submodules import import_submodules
 from question_bank.errors import QuestionBankError, UnknownFormatError
 from question_bank.roster import safe_file_stem
@@ -153,6 +154,12 @@ def sheet_file_names(bundle: dict[str, Any], suffix: str) -> list[str]:
     if not bundle["personalised"]:
         return [SINGLE_SHEET_STEM + suffix]
     return [safe_file_stem(sheet["student_id"]) + suffix for sheet in bundle["sheets"]]
+
+
+def sheet_rtol(sheet: dict[str, Any]) -> float:
+    """The relative tolerance of the sheet's number answers (an exam may set its own), for intro texts."""
+    return max((v["answer"]["rtol"] for v in sheet["variants"] if v["answer"]["kind"] == "float"),
+               default=QUESTION_RTOL)
 
 
 def points_note(variant: dict[str, Any]) -> str:

@@ -92,5 +92,8 @@ def answer_text(answer: dict[str, Any]) -> str:
     if answer["unit"]:
         text += f" {answer['unit']}"
     if answer["kind"] == "float":
-        text += f" (accepted within {answer['rtol']:.1%} relative)"
+        text += f" (accepted within {answer['rtol']:.1%} relative"
+        # A widened absolute tolerance (an exam's, or one covering the worked solution's rounded
+        # steps) is part of what is accepted; the tiny default guard is not worth printing.
+        text += f" or {answer['atol']:.2g} absolute)" if answer["atol"] >= 1e-6 else ")"
     return text

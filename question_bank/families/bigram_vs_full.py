@@ -53,7 +53,7 @@ register_sign_slips("bigram-vs-full", MISTAKES, "log_ratio/inverted",
 @register_family
 class BigramVsFull(Family):
     name = "bigram-vs-full"
-    version = 3  # v3: the key's rank among the choices is drawn, not always the same
+    version = 4  # v4: a log-ratio accepts the difference of the solution's printed logs (v3: key rank drawn)
     title = "Bigram approximation against the full history"
     summary = "Score a sentence with full-history and bigram conditionals; compare the two products."
     tags = ("chain-rule", "n-gram", "likelihood")
@@ -84,7 +84,7 @@ class BigramVsFull(Family):
                 raise Redraw("the two models give almost the same probability")
             stem += ("What is the difference of the log-probabilities, "
                      "$\\ln P_{\\text{full}} - \\ln P_{\\text{bigram}}$, in nats?")
-            answer = float_answer(value, unit="nats")
+            answer = float_answer(value, unit="nats", printed_steps=(log_full, log_bigram))
         solution = (f"Multiply each column (chain rule). Full history: $P = {fmt.num(math.exp(log_full))}$, "
                     f"$\\ln P = {fmt.num(log_full)}$. Bigram: $P = {fmt.num(p_bigram)}$, "
                     f"$\\ln P = {fmt.num(log_bigram)}$. The difference of logs is "
