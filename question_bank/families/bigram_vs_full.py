@@ -44,6 +44,10 @@ MISTAKES = register_mistakes("bigram-vs-full", [
      lambda f: f["log_ratio"] / math.log(2), "That difference is in bits; the question asks for nats."),
     ("log_ratio/per-token", "sum-vs-mean", "(ln P_full - ln P_bigram) / n", lambda f: f["log_ratio"] / f["n"],
      "That is the difference per token; the question asks for the whole sentence."),
+    ("bigram_probability/first-twice", "factor-counted-twice", "P_bigram * p_1",
+     lambda f: f["p_bigram"] * f["bigram"][0], "The first factor ({p1}) enters the bigram product once."),
+    ("bigram_probability/log", "log-for-probability", "ln P_bigram", lambda f: math.log(f["p_bigram"]),
+     "That is the log of the bigram probability; the question asks for the probability itself."),
 ])
 #: Each mistake with the sign slip on top, so x / -x pairs appear around wrong values too.
 register_sign_slips("bigram-vs-full", MISTAKES, "log_ratio/inverted",

@@ -44,6 +44,9 @@ MISTAKES = register_mistakes("causal-mask", [
      "the diagonal."),
     ("allowed_count/ordered-twice", "mask-both-triangles", "T(T+1)",
      lambda f: f["T"] * (f["T"] + 1), "The allowed pairs are one triangle with its diagonal: halve T(T+1)."),
+    ("allowed_count/fence-post-diagonal", "positions-off-by-one", "(T-1)(T-2)/2",
+     lambda f: (f["T"] - 1) * (f["T"] - 2) // 2,
+     "That uses T-1 positions and leaves the diagonal out; T = {T} positions give T(T+1)/2 allowed pairs."),
 ])
 
 

@@ -52,6 +52,10 @@ MISTAKES = register_mistakes("chain-rule-joint", [
      "That is the geometric mean per token, not the probability of the sequence."),
     ("probability/arithmetic-mean", "sum-vs-mean", "mean p_i", lambda f: sum(f["probs"]) / f["n"],
      "That is the average conditional, not the probability of the sequence."),
+    ("log/last-twice", "factor-counted-twice", "ln P + ln p_n", lambda f: f["log_p"] + math.log(f["probs"][-1]),
+     "The last factor enters the sum of logs once."),
+    ("probability/log10", "log-for-probability", "log10 P", lambda f: f["log_p"] / math.log(10),
+     "That is the base-10 log of the joint probability; the question asks for the probability itself."),
 ])
 #: Each mistake with the sign slip on top, so x / -x pairs appear around wrong values too.
 register_sign_slips("chain-rule-joint", MISTAKES, "log/negated",

@@ -47,6 +47,14 @@ MISTAKES = register_mistakes("merges-vs-vocab", [
      lambda f: (f["base"] + 2 * f["merges"] + f["specials"]) * f["n_embd"], "Each merge adds one row, not two."),
     ("embedding_params/byte-base", "assumed-byte-alphabet", "(256 + merges + specials)*d",
      lambda f: (256 + f["merges"] + f["specials"]) * f["n_embd"], "The base alphabet here has {base} symbols, not 256."),
+    ("vocab_size/base-twice", "base-counted-twice", "2*base + merges + specials",
+     lambda f: 2 * f["base"] + f["merges"] + f["specials"], "The {base} base symbols are counted once."),
+    ("merges_needed/base-twice", "base-counted-twice", "vocab - 2*base - specials",
+     lambda f: f["vocab"] - 2 * f["base"] - f["specials"], "The {base} base symbols are subtracted once."),
+    ("embedding_params/base-twice", "base-counted-twice", "(2*base + merges + specials)*d",
+     lambda f: (2 * f["base"] + f["merges"] + f["specials"]) * f["n_embd"], "The {base} base symbols have one row each."),
+    ("embedding_params/rows-only", "rows-not-parameters", "vocab",
+     lambda f: f["vocab"], "Each of the {vocab} rows holds d = {n_embd} parameters."),
 ])
 
 

@@ -109,6 +109,8 @@ MISTAKES = register_mistakes("param-count", [
      lambda f: f["total"] + f["V"], "The convention has no output bias."),
     ("total/embeddings-per-block", "embeddings-per-layer", "total + (L-1)(V + T)d",
      lambda f: f["total"] + (f["L"] - 1) * (f["V"] + f["T"]) * f["d"], "The tables exist once, at the input."),
+    ("embeddings/position-only", "token-table-forgotten", "T*d",
+     lambda f: f["T"] * f["d"], "The token table adds V*d = {V} x {d}."),
 ])
 
 

@@ -71,6 +71,14 @@ MISTAKES = register_mistakes("perplexity-cross-entropy", [
      "That is the perplexity itself; the cross-entropy is its logarithm."),
     ("nats_from_ppl/negated", "log-sign", "-ln ppl", lambda f: -f["nats"],
      "That is ln(1/ppl), the log of the geometric-mean probability; the loss is its negative."),
+    ("ppl_from_bits/base-10-nats", "wrong-log-base", "10^(loss * ln 2)", lambda f: 10 ** (f["loss"] * LN2),
+     "That converts the loss to nats and exponentiates with base 10; a loss in bits takes 2^loss."),
+    ("nats_from_ppl/bits-converted", "bits-vs-nats", "log2(ppl) / ln 2", lambda f: math.log2(f["perplexity"]) / LN2,
+     "That takes bits and divides by ln 2 again; the loss in nats is ln ppl."),
+    ("bits_from_ppl/perplexity-converted", "perplexity-is-loss", "ppl / ln 2", lambda f: f["perplexity"] / LN2,
+     "That converts the perplexity itself to bits; the cross-entropy is the logarithm of the perplexity."),
+    ("ppl_from_nats/base-10-bits", "wrong-log-base", "10^(loss / ln 2)", lambda f: 10 ** (f["loss"] / LN2),
+     "That converts the loss to bits and exponentiates with base 10; a loss in nats takes e^loss."),
 ])
 #: Each wrong base with the sign slip on top, so x / -x pairs appear around wrong values too.
 register_sign_slips("perplexity-cross-entropy", MISTAKES, "nats_from_ppl/negated",

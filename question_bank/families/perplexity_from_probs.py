@@ -35,6 +35,8 @@ MISTAKES = register_mistakes("perplexity-from-probs", [
      "That inverts the arithmetic mean of the probabilities; perplexity inverts their geometric mean."),
     ("base-2", "wrong-log-base", "2^(mean NLL)", lambda f: 2 ** _mean_nll(f["probs"]),
      "The mean NLL is in nats, so it is exponentiated with base e, not 2."),
+    ("base-10", "wrong-log-base", "10^(mean NLL)", lambda f: 10 ** _mean_nll(f["probs"]),
+     "Natural-log NLLs are exponentiated with base e, not 10."),
 ])
 
 

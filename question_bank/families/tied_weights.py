@@ -52,6 +52,10 @@ MISTAKES = register_mistakes("tied-weights", [
     ("untied_total/position-table-added", "position-table-in-head", "tied total + (V + T)*C",
      lambda f: f["tied_total"] + (f["V"] + f["T"]) * f["C"],
      "Only the token matrix is copied into the head; the position table stays at the input."),
+    ("untied_total/no-position-table", "forgot-position-embeddings", "tied total + V*C - T*C",
+     lambda f: f["tied_total"] + f["V"] * f["C"] - f["T"] * f["C"], "The position table (T x C) counts too."),
+    ("untied_total/one-layernorm-per-block", "one-layernorm-per-block", "tied total + V*C - 2*L*C",
+     lambda f: f["tied_total"] + f["V"] * f["C"] - 2 * f["n_layer"] * f["C"], "Each block has two LayerNorms."),
 ])
 
 

@@ -60,6 +60,8 @@ MISTAKES = register_mistakes("uniform-baseline", [
      "A loss in bits is exponentiated with base 2, not e."),
     ("perplexity/base-10", "wrong-log-base", "10^(ln V)", lambda f: 10 ** math.log(f["vocab_size"]),
      "A loss in nats is exponentiated with base e, not 10."),
+    ("perplexity/base-10-bits", "wrong-log-base", "10^(log2 V)", lambda f: 10 ** math.log2(f["vocab_size"]),
+     "A loss in bits is exponentiated with base 2, not 10."),
 ])
 
 
