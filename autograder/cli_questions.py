@@ -50,9 +50,12 @@ def list_command() -> None:
               help="Roster CSV with a student_id (or id, sid, email) column: one set per student.")
 @click.option("--salt", default=None,
               help="Secret keying each student's seed (HMAC); required with --students.")
+@click.option("--exam", "exam", type=click.Path(path_type=Path), default=None,
+              help="Exam spec (YAML: slots of family, subquestion, points; a total): slot k is the same "
+                   "task for every student and LMS group. -n is then the LMS pool per slot.")
 @reports_errors
 def generate_command(families: tuple[str, ...], n: int, seed: int, fmt: str, out: Path | None,
-                     roster: Path | None, salt: str | None) -> None:
+                     roster: Path | None, salt: str | None, exam: Path | None) -> None:
     """Generate question variants and export them.
 
     Formats with an answer key in a separate file (md, html) write it beside
@@ -68,9 +71,11 @@ def generate_command(families: tuple[str, ...], n: int, seed: int, fmt: str, out
       grader questions generate -n 5 --format qti -o week3.zip
       grader questions generate -n 5 --format moodle -o week3.xml
       grader questions generate --students roster.csv --salt SECRET --format md -o sheets/
+      grader questions generate --exam midterm.yaml --students roster.csv --salt SECRET -o exams/
+      grader questions generate --exam midterm.yaml -n 20 --format qti -o midterm.zip
     """
     result = run_generate(GenerateRequest(families=families, n=n, seed=seed, fmt=fmt, out=out,
-                                          roster=roster, salt=salt))
+                                          roster=roster, salt=salt, exam=exam))
     if result.text is not None:
         click.echo(result.text, nl=False)
     else:
@@ -87,11 +92,16 @@ def stress_command(ctx: click.Context, families: tuple[str, ...], n: int, seed: 
     """Generate N variants per family and check every answer independently.
 
     Reports distinct variants, where the correct choice lands and the time per
-    variant; exits with status 1 if any check fails.
+    variant, then how often each content-blind player (smallest, largest,
+    sign pair, most alike, longest, ...) finds the key from the printed
+    choices alone, per sub-question ("hits/variants", "!" past chance plus
+    the margin); exits with status 1 if any check fails.
 
     Example: grader questions stress -n 1000
     """
     report = run_stress(families, n, seed)
     click.echo(report.table())
+    click.echo()
+    click.echo(report.cue_table())
     if not report.ok:
         ctx.exit(1)

@@ -45,24 +45,48 @@ def pick_distractors(
 ) -> list[Option]:
     """Choose ``k`` wrong options, varied by ``rng``, all clearly distinct.
 
-    Candidates are visited in a random order, so which misconceptions appear
-    varies between variants; a candidate is kept when its value is finite and
-    separated from the answer and from every option already kept.
+    For a numeric answer the key's rank among the choices is drawn first,
+    uniformly over the ranks the candidates allow, and the distractors are
+    then taken below and above the key to match: a key that is always the
+    smallest (or largest, or third) choice is found without working the
+    question. Other answers visit the candidates in a random order. A
+    candidate is kept when its value is finite and separated from the answer
+    and from every option already kept.
 
     Raises:
         Redraw: when fewer than ``k`` candidates survive, so the family draws
             new parameters.
     """
+    pool = [candidates[int(i)] for i in rng.permutation(len(candidates))]
+    pool = [option for option in pool if usable(option, answer_value)]
+    if _scalar(answer_value) and all(_scalar(option.value) for option in pool):
+        below = _separated_run([o for o in pool if float(o.value) < float(answer_value)], k)
+        above = _separated_run([o for o in pool if float(o.value) > float(answer_value)], k)
+        ranks = [r for r in range(k + 1) if r <= len(below) and k - r <= len(above)]
+        if ranks:
+            r = ranks[int(rng.integers(len(ranks)))]
+            kept = below[:r] + above[:k - r]
+            if len(_separated_run(kept, k)) == k:
+                return kept
+    kept = _separated_run(pool, k)
+    if len(kept) == k:
+        return kept
+    raise Redraw(f"only {len(kept)} distinct distractors for answer {answer_value!r}")
+
+
+def _scalar(value: Any) -> bool:
+    return is_number(value) and not isinstance(value, bool)
+
+
+def _separated_run(options: Sequence[Option], k: int) -> list[Option]:
+    """The first up to ``k`` options, in order, each clearly apart from those kept before it."""
     kept: list[Option] = []
-    for index in rng.permutation(len(candidates)):
-        option = candidates[int(index)]
-        if not usable(option, answer_value):
-            continue
+    for option in options:
         if all(separated(option.value, other.value) and option.text != other.text for other in kept):
             kept.append(option)
         if len(kept) == k:
-            return kept
-    raise Redraw(f"only {len(kept)} distinct distractors for answer {answer_value!r}")
+            break
+    return kept
 
 
 def usable(option: Option, answer_value: Any) -> bool:
@@ -73,14 +97,16 @@ def usable(option: Option, answer_value: Any) -> bool:
 
 
 def known_mistakes(answer_value: Any, candidates: Sequence[Option]) -> list[Option]:
-    """Every usable candidate, in declaration order, the first of any equal values kept.
+    """Every usable candidate, in declaration order, the first of any inseparable values kept.
 
     This is what judges compare a typed answer with, so a mistake is named
     whether or not it was drawn as a choice.
     """
     kept: list[Option] = []
     for option in candidates:
-        if usable(option, answer_value) and all(option.value != other.value for other in kept):
+        # Values closer than the printing gap are one mistake to a reader and to a judge
+        # (a sign slip on top of a mistake can land on another mistake's value).
+        if usable(option, answer_value) and all(separated(option.value, other.value) for other in kept):
             kept.append(option)
     return kept
 

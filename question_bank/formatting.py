@@ -32,6 +32,17 @@ def num(x: float, sig: int = SIG_FIGS) -> str:
     return f"{x:.{sig - 1}e}"
 
 
+def printed_error(x: float, sig: int = SIG_FIGS) -> float:
+    """The largest error of ``x`` as :func:`num` prints it: half a unit in its last printed digit."""
+    x = float(x)
+    if x == 0:
+        return 0.0
+    magnitude = math.floor(math.log10(abs(x)))
+    if -4 <= magnitude < 6:                 # fixed point, as num prints it
+        return 0.5 * 10.0 ** -max(sig - 1 - magnitude, 0)
+    return 0.5 * 10.0 ** (magnitude - (sig - 1))
+
+
 def num_tex(x: float, sig: int = SIG_FIGS) -> str:
     """``x`` as inline LaTeX: ``$2.154$`` or ``$1.200 \\times 10^{-5}$``."""
     text = num(x, sig)

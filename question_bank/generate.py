@@ -255,6 +255,8 @@ class GenerateRequest:
             a single sheet to standard output.
         roster: CSV of student ids, for one set per student.
         salt: secret keying each student's seed.
+        exam: exam spec file; its slots replace ``families``, and ``n`` is
+            the pool size per slot for an LMS group (1 with a roster).
     """
 
     families: tuple[str, ...] = ()
@@ -264,6 +266,7 @@ class GenerateRequest:
     out: Path | None = None
     roster: Path | None = None
     salt: str | None = None
+    exam: Path | None = None
 
 
 @dataclass
@@ -301,7 +304,14 @@ def run_generate(request: GenerateRequest) -> GenerateResult:
             raise RosterError("--students writes one file per student; pass -o DIRECTORY.")
         if any(safe_file_stem(s) == ANSWER_KEY_STEM for s in students):
             raise RosterError("a student id 'answer-key' would overwrite the answer key file; rename it.")
-    bundle = build_bundle(request.families, request.n, request.seed, students, request.salt)
+    if request.exam is not None:
+        from question_bank.exam import build_exam_bundle, load_exam_spec
+
+        if request.families:
+            raise QuestionBankError("--exam fixes the families slot by slot; drop -f.")
+        bundle = build_exam_bundle(load_exam_spec(request.exam), request.seed, students, request.salt, request.n)
+    else:
+        bundle = build_bundle(request.families, request.n, request.seed, students, request.salt)
     files = exporter.transform(bundle)
     n_variants = sum(len(sheet["variants"]) for sheet in bundle["sheets"])
     if request.out is None:

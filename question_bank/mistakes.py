@@ -75,6 +75,30 @@ def register_mistakes(family: str, entries: Iterable[tuple[str, str, str, Callab
     return table
 
 
+def register_sign_slips(family: str, table: dict[str, MistakeFormula], sign: str,
+                        names: Iterable[str]) -> dict[str, MistakeFormula]:
+    """Register, for each formula ``names``, the same mistake made with the sign slip ``sign`` too.
+
+    A family whose key has a sign-flipped mistake (``-x``) otherwise shows the
+    pair x / -x only around the key, and "pick one of the pair" finds it.
+    The double mistake ``-m`` is what a student makes who slips on both; it
+    keeps the first mistake's label (the one a feedback reader must fix
+    first) and both feedbacks. Adds the new formulas to ``table`` as
+    ``<name>+<sign>`` and returns ``table``.
+    """
+    flip = table[sign]
+    for name in list(names):
+        first = table[name]
+        key = f"{family}/{name}+{sign.rsplit('/', 1)[-1]}"
+        if key in _FORMULAS:
+            raise ValueError(f"mistake formula {key!r} is registered twice")
+        entry = MistakeFormula(key, first.misconception, f"-({first.formula})",
+                               (lambda compute: lambda f: -compute(f))(first.compute),
+                               first.feedback + " The sign is flipped as well: " + flip.feedback)
+        _FORMULAS[key] = table[key.split("/", 1)[1]] = entry
+    return table
+
+
 def mistake_formula(key: str) -> MistakeFormula:
     """The registered formula ``key`` (raises ``KeyError`` for an unknown key)."""
     return _FORMULAS[key]

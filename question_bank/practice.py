@@ -12,12 +12,14 @@ from __future__ import annotations
 import secrets
 import textwrap
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 
 from question_bank.answers import ResponseError, answer_key, judge, parse_response
-from question_bank.errors import require_at_least_one
+from question_bank.errors import QuestionBankError, require_at_least_one
+from question_bank.exporters import points_note
 from question_bank.exporters._markup import to_text
 from question_bank.generate import distinct_variants
 from question_bank.registry import resolve_families
@@ -79,6 +81,19 @@ def draw_quiz(families: tuple[str, ...] | list[str], n: int, seed: int) -> list[
     per_family = {name: distinct_variants(name, sum(1 for p, _ in picks if p == name), seed)
                   for name in dict.fromkeys(name for name, _ in picks)}
     return [per_family[name][index] for name, index in picks]
+
+
+def draw_exam_quiz(spec: Path, families: tuple[str, ...] | list[str], seed: int) -> list[dict[str, Any]]:
+    """One variant per slot of the exam spec file ``spec``, in slot order.
+
+    Raises:
+        QuestionBankError: for an invalid spec, or families given besides it.
+    """
+    from question_bank.exam import exam_sheet, load_exam_spec
+
+    if families:
+        raise QuestionBankError("--exam fixes the families slot by slot; drop -f.")
+    return exam_sheet(load_exam_spec(spec), seed)["variants"]
 
 
 def run_quiz(variants: list[dict[str, Any]], stdin: TextIO, stdout: TextIO,
@@ -143,7 +158,7 @@ def ask(number: int, total: int, variant: dict[str, Any], stdin: TextIO, stdout:
 
 def render_question(number: int, total: int, variant: dict[str, Any]) -> str:
     """A question as terminal text: heading, stem and, for choice questions, the lettered choices."""
-    lines = ["", f"Question {number} of {total}: {variant['title']}", "", _wrap(to_text(variant["stem"]))]
+    lines = ["", f"Question {number} of {total}: {variant['title']}{points_note(variant)}", "", _wrap(to_text(variant["stem"]))]
     answer = variant["answer"]
     if answer["kind"] not in ("float", "integer", "shape"):
         lines.append("")

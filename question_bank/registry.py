@@ -34,6 +34,11 @@ class Family(abc.ABC):
         distinct_items: how many different stems the family can ever print,
             for families drawing from a small pool; ``None`` when the count
             is practically unbounded. A set never asks for more than this.
+        subquestion_key: the parameter naming which task of the family a
+            variant asks (``"ask"``, ``"component"``, ...); ``None`` when the
+            family asks one task. Exam slots pin it, and the stress test
+            measures answer cues per sub-question.
+        subquestion_values: every value that parameter takes.
     """
 
     name: ClassVar[str]
@@ -43,6 +48,8 @@ class Family(abc.ABC):
     tags: ClassVar[tuple[str, ...]] = ()
     distinct_target: ClassVar[int] = 200
     distinct_items: ClassVar[int | None] = None
+    subquestion_key: ClassVar[str | None] = None
+    subquestion_values: ClassVar[tuple[str, ...]] = ("",)
 
     @abc.abstractmethod
     def build(self, rng: np.random.Generator) -> Draft:
@@ -60,6 +67,16 @@ class Family(abc.ABC):
         derived quantities (log-likelihoods, parameter counts) override it.
         """
         return dict(parameters)
+
+    def subquestion(self, parameters: dict[str, Any]) -> str:
+        """The sub-question a variant with these parameters asks; ``""`` for a one-task family."""
+        if self.subquestion_key is None:
+            return ""
+        return str(parameters[self.subquestion_key])
+
+    def subquestions(self) -> tuple[str, ...]:
+        """Every sub-question the family can ask (``("",)`` for a one-task family)."""
+        return self.subquestion_values
 
     @abc.abstractmethod
     def check(self, variant: dict[str, Any]) -> list[str]:

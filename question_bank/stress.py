@@ -13,7 +13,10 @@ For each family, :func:`run_stress` draws ``n`` variants and, for each one:
 
 It then counts distinct variants (by parameters and stem), tallies where the
 correct choice lands, tests that spread for uniformity with a chi-square
-test, and times generation.
+test, lets the content-blind players of :mod:`question_bank.cues` answer
+every choice question from its rendered choices alone (per sub-question),
+and times generation. A family fails when any player finds the key more
+often than chance plus the margin.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from question_bank.cues import CueTally, cue_table
 from question_bank.errors import QuestionBankError, require_at_least_one
 from question_bank.generate import generate_variant
 from question_bank.registry import get_family, resolve_families
@@ -70,12 +74,14 @@ class FamilyStress:
     positions: list[int] = field(default_factory=list)
     uniform_p: float | None = None
     ms_per_variant: float = 0.0
+    cues: CueTally = field(default_factory=CueTally)
 
     @property
     def ok(self) -> bool:
-        """No failed variant, enough distinct variants, a uniform spread."""
+        """No failed variant, enough distinct variants, a uniform spread, no answer cue."""
         return (self.failed == 0 and self.distinct >= self.distinct_target
-                and (self.uniform_p is None or self.uniform_p >= UNIFORMITY_P_MIN))
+                and (self.uniform_p is None or self.uniform_p >= UNIFORMITY_P_MIN)
+                and not self.cues.cues())
 
 
 @dataclass
@@ -92,6 +98,10 @@ class StressReport:
     def table(self) -> str:
         """The report as a fixed-width text table, followed by any failure messages."""
         return format_table(self)
+
+    def cue_table(self) -> str:
+        """Each content-blind player's hits per family and sub-question."""
+        return format_cue_table(self)
 
 
 def run_stress(families: list[str] | tuple[str, ...] = (), n: int = 1000, seed: int = 0,
@@ -136,6 +146,7 @@ def stress_family(name: str, n: int, seed: int = 0) -> FamilyStress:
         if problems:
             _fail(row, s, problems)
         keys.add(to_json([variant["parameters"], variant["stem"]]))
+        row.cues.add(family.subquestion(variant["parameters"]), variant)
         for position, choice in enumerate(variant["choices"]):
             if choice["correct"]:
                 hits[len(variant["choices"])][position] += 1
@@ -224,7 +235,16 @@ def format_table(report: StressReport) -> str:
             lines.append(f"  {r.family}: only {r.distinct} distinct variants, target {r.distinct_target}")
         if r.uniform_p is not None and r.uniform_p < UNIFORMITY_P_MIN:
             lines.append(f"  {r.family}: correct positions {r.positions} are not uniform (p = {r.uniform_p:.2g})")
+        for sub, player, score in r.cues.cues():
+            lines.append(f"  {r.family}{'/' + sub if sub else ''}: the {player} player finds the key "
+                         f"{score.hits:.0f} times in {score.applied} (chance {score.chance:.0f}, "
+                         f"limit {score.limit:.0%})")
     return "\n".join(lines)
 
 
-__all__ = ["FamilyStress", "StressReport", "chi2_sf", "run_stress", "stress_family"]
+def format_cue_table(report: StressReport) -> str:
+    """Each content-blind player's hits per family and sub-question (see :func:`question_bank.cues.cue_table`)."""
+    return cue_table({r.family: r.cues for r in report.rows})
+
+
+__all__ = ["FamilyStress", "StressReport", "chi2_sf", "format_cue_table", "run_stress", "stress_family"]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from autograder.runtime.tolerances import QUESTION_RTOL
 from question_bank._submodules import import_submodules
 from question_bank.errors import QuestionBankError, UnknownFormatError
 from question_bank.roster import safe_file_stem
@@ -155,6 +156,20 @@ def sheet_file_names(bundle: dict[str, Any], suffix: str) -> list[str]:
     return [safe_file_stem(sheet["student_id"]) + suffix for sheet in bundle["sheets"]]
 
 
+def sheet_rtol(sheet: dict[str, Any]) -> float:
+    """The relative tolerance of the sheet's number answers (an exam may set its own), for intro texts."""
+    return max((v["answer"]["rtol"] for v in sheet["variants"] if v["answer"]["kind"] == "float"),
+               default=QUESTION_RTOL)
+
+
+def points_note(variant: dict[str, Any]) -> str:
+    """`` (4 points)`` after an exam slot's heading; empty outside an exam (no points set)."""
+    if "points" not in variant:
+        return ""
+    points = variant["points"]
+    return f" ({points:g} point{'' if points == 1 else 's'})"
+
+
 def student_view(variant: dict[str, Any]) -> dict[str, Any]:
     """What a student may see of a variant: no answer, feedback, solution or seed.
 
@@ -168,4 +183,5 @@ def student_view(variant: dict[str, Any]) -> dict[str, Any]:
         "stem": variant["stem"],
         "answer": {"kind": answer["kind"], "unit": answer["unit"], "log_space": answer["log_space"]},
         "choices": [{"id": c["id"], "text": c["text"]} for c in variant["choices"]],
+        **{k: variant[k] for k in ("slot", "points") if k in variant},
     }

@@ -32,6 +32,13 @@ def xml_number(x: float | int) -> str:
     return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
 
 
+def group_title(variant: dict[str, Any]) -> str:
+    """The title of the LMS group or category a variant is filed in: its exam slot, else its family."""
+    if "slot" not in variant:
+        return variant["title"]
+    return f"Slot {variant['slot']:02d} ({variant['points']:g} points): {variant['title']}"
+
+
 def absolute_tolerance(answer: dict[str, Any], value: float) -> float:
     """The absolute tolerance around ``value`` equivalent to the answer's rtol/atol
     (``atol + rtol * |value|``); 0 for an integer answer, which must be exact."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from question_bank.exporters import ANSWER_KEY_STEM, Files, register_exporter, sheet_file_names
+from question_bank.exporters import ANSWER_KEY_STEM, Files, points_note, register_exporter, sheet_file_names
 from question_bank.exporters._markup import inline, mathml, to_html
 from question_bank.exporters._page import document
 from question_bank.exporters.markdown import answer_text, how_to_answer, undrawn_mistakes
@@ -43,7 +43,7 @@ def question_html(number: int, variant: dict[str, Any]) -> str:
                       for c in variant["choices"])
     return "\n".join([
         f'<section class="item" id="q{number}">',
-        f"<h2>{number}. {html.escape(variant['title'])}</h2>",
+        f"<h2>{number}. {html.escape(variant['title'])}{points_note(variant)}</h2>",
         to_html(variant["stem"], mathml),
         f'<ul class="choices">{choices}</ul>',
         f'<p class="how">{inline(how_to_answer(variant["answer"]), mathml)}</p>',
@@ -71,7 +71,7 @@ def key_entry_html(number: int, variant: dict[str, Any]) -> str:
         for c in variant["choices"] if not c["correct"])
     return "\n".join([
         f'<section class="item" id="key{number}">',
-        f"<h3>{number}. {html.escape(variant['title'])} <code>{html.escape(variant['id'])}</code></h3>",
+        f"<h3>{number}. {html.escape(variant['title'])}{points_note(variant)} <code>{html.escape(variant['id'])}</code></h3>",
         f"<p><strong>Answer:</strong> {correct} {inline(answer_text(variant['answer']), mathml)}</p>",
         "<p><strong>Worked solution.</strong></p>",
         to_html(variant["solution"], mathml),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from question_bank.exporters import ANSWER_KEY_STEM, Files, register_exporter, sheet_file_names
+from question_bank.exporters import ANSWER_KEY_STEM, Files, points_note, register_exporter, sheet_file_names
 
 _HOW_TO_ANSWER = {
     "float": "Give a number to 4 significant figures, or pick a letter.",
@@ -41,7 +41,7 @@ def render_sheet(sheet: dict[str, Any]) -> str:
     if sheet["student_id"] is not None:
         lines += [f"Student: `{sheet['student_id']}`", ""]
     for number, variant in enumerate(sheet["variants"], start=1):
-        lines += [f"## {number}. {variant['title']}", "", variant["stem"].strip(), ""]
+        lines += [f"## {number}. {variant['title']}{points_note(variant)}", "", variant["stem"].strip(), ""]
         lines += [f"- **({c['id']})** {c['text']}" for c in variant["choices"]]
         lines += ["", f"*{how_to_answer(variant['answer'])}*", ""]
     return "\n".join(lines)
@@ -54,7 +54,7 @@ def render_key(sheet: dict[str, Any], heading_level: int = 1, title: bool = True
     sub = "#" * (heading_level + 1) if title else hashes
     for number, variant in enumerate(sheet["variants"], start=1):
         correct = ", ".join(f"({c['id']})" for c in variant["choices"] if c["correct"])
-        lines += [f"{sub} {number}. {variant['title']} (`{variant['id']}`)", "",
+        lines += [f"{sub} {number}. {variant['title']}{points_note(variant)} (`{variant['id']}`)", "",
                   f"**Answer:** {correct} {answer_text(variant['answer'])}", "",
                   f"**Worked solution.** {variant['solution'].strip()}", "",
                   "**Why the other choices are wrong:**", ""]
@@ -92,5 +92,8 @@ def answer_text(answer: dict[str, Any]) -> str:
     if answer["unit"]:
         text += f" {answer['unit']}"
     if answer["kind"] == "float":
-        text += f" (accepted within {answer['rtol']:.1%} relative)"
+        text += f" (accepted within {answer['rtol']:.1%} relative"
+        # A widened absolute tolerance (an exam's, or one covering the worked solution's rounded
+        # steps) is part of what is accepted; the tiny default guard is not worth printing.
+        text += f" or {answer['atol']:.2g} absolute)" if answer["atol"] >= 1e-6 else ")"
     return text

@@ -29,6 +29,7 @@ from question_bank.exporters._lms import (
     QUIZ_TITLE,
     absolute_tolerance,
     correct_feedback,
+    group_title,
     md_html,
     md_inline,
     numeric_instruction,
@@ -52,9 +53,11 @@ def transform(bundle: dict[str, Any]) -> Files:
     quiz = ET.Element("quiz")
     html_parts: list[str] = []
     number = 0
-    for _, group in groupby(bundle["sheets"][0]["variants"], key=lambda v: v["family"]):
+    # An exam files each slot in its own category (a quiz draws one random question from
+    # it); a practice bank files each family.
+    for _, group in groupby(bundle["sheets"][0]["variants"], key=lambda v: v.get("slot", v["family"])):
         members = list(group)
-        quiz.append(category_element(members[0]["title"]))
+        quiz.append(category_element(group_title(members[0])))
         for variant in members:
             number += 1
             quiz.append(question_element(number, variant, html_parts))
@@ -102,7 +105,7 @@ def _header(number: int, variant: dict[str, Any], qtype: str, instruction: str,
     _text(question, "name", f"{number:02d} {variant['title']}")
     _text(question, "questiontext", question_html(variant, instruction), html_parts, "html")
     _text(question, "generalfeedback", md_html(variant["solution"]), html_parts, "html")
-    ET.SubElement(question, "defaultgrade").text = "1"
+    ET.SubElement(question, "defaultgrade").text = xml_number(float(variant.get("points", 1)))
     ET.SubElement(question, "penalty").text = PENALTY
     ET.SubElement(question, "hidden").text = "0"
     return question

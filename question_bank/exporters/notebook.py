@@ -15,9 +15,8 @@ import inspect
 from types import ModuleType
 from typing import Any
 
-from autograder.runtime.tolerances import QUESTION_RTOL
 from question_bank import answers
-from question_bank.exporters import Files, _payload, register_exporter, sheet_file_names
+from question_bank.exporters import Files, _payload, points_note, register_exporter, sheet_file_names, sheet_rtol
 from question_bank.exporters._payload import encode_payload
 
 _ANSWER_HINT = {
@@ -93,7 +92,7 @@ def render_notebook(sheet: dict[str, Any]) -> str:
     nb = nbformat.v4.new_notebook()
     nb.metadata = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
                    "language_info": {"name": "python"}}
-    intro = _INTRO.format(rtol=QUESTION_RTOL)
+    intro = _INTRO.format(rtol=sheet_rtol(sheet))
     intro = intro if sheet["student_id"] is None else intro + f"\n\nStudent: `{sheet['student_id']}`"
     cells = [_cell(nbformat.v4.new_markdown_cell(intro), "intro"),
              _cell(nbformat.v4.new_code_cell(checker_source(sheet["variants"])), "checker",
@@ -110,7 +109,7 @@ def question_cells(number: int, variant: dict[str, Any]) -> list[Any]:
     import nbformat
 
     answer = variant["answer"]
-    lines = [f"## {number}. {variant['title']}", "", variant["stem"].strip(), ""]
+    lines = [f"## {number}. {variant['title']}{points_note(variant)}", "", variant["stem"].strip(), ""]
     if answer["kind"] not in ("float", "integer", "shape"):
         lines += [f"- **({c['id']})** {c['text']}" for c in variant["choices"]] + [""]
     hint = _ANSWER_HINT[answer["kind"]]

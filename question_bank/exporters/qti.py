@@ -34,6 +34,7 @@ from question_bank.exporters._lms import (
     absolute_tolerance,
     common_mistakes_html,
     correct_feedback,
+    group_title,
     md_html,
     md_inline,
     numeric_instruction,
@@ -176,9 +177,11 @@ def assessment_xml(assessment_id: str, variants: list[dict[str, Any]]) -> str:
     _metadata(assessment, {"cc_maxattempts": "1"})
     section = ET.SubElement(assessment, "section", {"ident": "root_section"})
     number = 0
-    for family, group in groupby(variants, key=lambda v: v["family"]):
+    # An exam groups by slot (every member the same task, drawn once per student); a
+    # practice bank by family.
+    for _, group in groupby(variants, key=lambda v: v.get("slot", v["family"])):
         members = list(group)
-        parent = section if len(members) == 1 else _group(section, members[0])
+        parent = section if len(members) == 1 and "slot" not in members[0] else _group(section, members[0])
         for variant in members:
             number += 1
             parent.append(item_element(number, variant))
@@ -188,11 +191,11 @@ def assessment_xml(assessment_id: str, variants: list[dict[str, Any]]) -> str:
 def _group(section: ET.Element, first: dict[str, Any]) -> ET.Element:
     """A Canvas question group that draws one of its items for each student."""
     group = ET.SubElement(section, "section",
-                          {"ident": stable_id("g", "group", first["id"]), "title": first["title"]})
+                          {"ident": stable_id("g", "group", first["id"]), "title": group_title(first)})
     selection = ET.SubElement(ET.SubElement(group, "selection_ordering"), "selection")
     ET.SubElement(selection, "selection_number").text = "1"
     extension = ET.SubElement(selection, "selection_extension")
-    ET.SubElement(extension, "points_per_item").text = POINTS
+    ET.SubElement(extension, "points_per_item").text = item_points(first)
     return group
 
 
@@ -209,6 +212,11 @@ def _mattext(parent: ET.Element, html_text: str) -> None:
     ET.SubElement(material, "mattext", {"texttype": "text/html"}).text = html_text
 
 
+def item_points(variant: dict[str, Any]) -> str:
+    """An exam slot's points, else the practice default."""
+    return xml_number(float(variant["points"])) if "points" in variant else POINTS
+
+
 def item_element(number: int, variant: dict[str, Any]) -> ET.Element:
     """One ``<item>`` of the Canvas type that fits the answer kind."""
     kind = variant["answer"]["kind"]
@@ -221,7 +229,7 @@ def _item_shell(number: int, variant: dict[str, Any], question_type: str,
                 answer_ids: list[str]) -> ET.Element:
     item = ET.Element("item", {"ident": stable_id("i", variant["id"]),
                                "title": f"{number}. {variant['title']}"})
-    fields = {"question_type": question_type, "points_possible": POINTS}
+    fields = {"question_type": question_type, "points_possible": item_points(variant)}
     if answer_ids:
         fields["original_answer_ids"] = ",".join(answer_ids)
     _metadata(ET.SubElement(item, "itemmetadata"), fields)

@@ -14,9 +14,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from autograder.runtime.tolerances import QUESTION_RTOL
 from question_bank.answers import answer_key
-from question_bank.exporters import Files, register_exporter, sheet_file_names
+from question_bank.exporters import Files, points_note, register_exporter, sheet_file_names, sheet_rtol
 from question_bank.exporters._markup import inline, mathml, to_html
 from question_bank.exporters._page import BASE_CSS, document
 from question_bank.exporters._payload import encode_payload
@@ -30,7 +29,7 @@ _PLACEHOLDER = {
 
 _INSTRUCTIONS = (
     "Type your answer and press <em>Check</em> (or Enter). Numbers may be typed as 0.0012, 1.2e-3 or "
-    f"1.2 x 10^-3 and are accepted within {QUESTION_RTOL:.1%}; shapes as (4, 8, 24) or 4x8x24. "
+    "1.2 x 10^-3 and are accepted within {rtol:.1%}; shapes as (4, 8, 24) or 4x8x24. "
     "A wrong answer that matches a common mistake names it; after each check the worked solution "
     "opens below the question. Everything runs in this page: nothing is sent anywhere."
 )
@@ -46,7 +45,7 @@ def transform(bundle: dict[str, Any]) -> Files:
 def render_page(sheet: dict[str, Any]) -> str:
     """The complete page for one sheet."""
     body = ["<h1>Practice questions</h1>",
-            f"<p>{_INSTRUCTIONS}</p>",
+            f"<p>{_INSTRUCTIONS.format(rtol=sheet_rtol(sheet))}</p>",
             '<noscript><p class="feedback malformed">This page checks answers with JavaScript; '
             "turn it on to use the Check buttons.</p></noscript>",
             '<p class="score" id="score" aria-live="polite"></p>']
@@ -68,7 +67,7 @@ def item_html(number: int, variant: dict[str, Any]) -> str:
     key = answer_key(variant, inline=lambda md: inline(md, mathml), block=lambda md: to_html(md, mathml))
     return "\n".join([
         f'<section class="item" id="{ident}" data-key="{encode_payload(key, ident)}">',
-        f"<h2>{number}. {html.escape(variant['title'])}</h2>",
+        f"<h2>{number}. {html.escape(variant['title'])}{points_note(variant)}</h2>",
         to_html(variant["stem"], mathml),
         f'<form class="answer-form" autocomplete="off">{_control(ident, variant)}</form>',
         '<div class="feedback" role="status" aria-live="polite"></div>',

@@ -50,10 +50,20 @@ def probabilities(rng: np.random.Generator, n: int, low: int = 5, high: int = 95
     return [int(k) / 100 for k in rng.integers(low, high + 1, size=n)]
 
 
-def float_answer(value: float, unit: str = "", log_space: bool = False) -> Answer:
-    """A float answer with the question-bank tolerances, printed to 4 significant figures."""
+def float_answer(value: float, unit: str = "", log_space: bool = False,
+                 printed_steps: Sequence[float] = ()) -> Answer:
+    """A float answer with the question-bank tolerances, printed to 4 significant figures.
+
+    ``printed_steps`` are the intermediate numbers the worked solution prints
+    and adds or subtracts to reach the answer. A student who works from those
+    printed (rounded) numbers carries their rounding into the result, which a
+    difference of close numbers magnifies (-5.123 - (-5.068) = -0.055 against
+    -0.05525); the absolute tolerance grows by their summed rounding so that
+    answer is accepted.
+    """
+    atol = max(QUESTION_ATOL, sum(fmt.printed_error(step) for step in printed_steps))
     return Answer(kind="float", value=float(value), display=fmt.num(value), rtol=QUESTION_RTOL,
-                  atol=QUESTION_ATOL, unit=unit, log_space=log_space)
+                  atol=atol, unit=unit, log_space=log_space)
 
 
 def int_answer(value: int, unit: str = "") -> Answer:

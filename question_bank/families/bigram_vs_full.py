@@ -17,7 +17,7 @@ from question_bank.families._common import (
     probabilities,
     word_run,
 )
-from question_bank.mistakes import register_mistakes, wrong_options
+from question_bank.mistakes import register_mistakes, register_sign_slips, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import sequence_log_prob
@@ -44,16 +44,25 @@ MISTAKES = register_mistakes("bigram-vs-full", [
      lambda f: f["log_ratio"] / math.log(2), "That difference is in bits; the question asks for nats."),
     ("log_ratio/per-token", "sum-vs-mean", "(ln P_full - ln P_bigram) / n", lambda f: f["log_ratio"] / f["n"],
      "That is the difference per token; the question asks for the whole sentence."),
+    ("bigram_probability/first-twice", "factor-counted-twice", "P_bigram * p_1",
+     lambda f: f["p_bigram"] * f["bigram"][0], "The first factor ({p1}) enters the bigram product once."),
+    ("bigram_probability/log", "log-for-probability", "ln P_bigram", lambda f: math.log(f["p_bigram"]),
+     "That is the log of the bigram probability; the question asks for the probability itself."),
 ])
+#: Each mistake with the sign slip on top, so x / -x pairs appear around wrong values too.
+register_sign_slips("bigram-vs-full", MISTAKES, "log_ratio/inverted",
+                    ["log_ratio/log10", "log_ratio/bits", "log_ratio/per-token"])
 
 
 @register_family
 class BigramVsFull(Family):
     name = "bigram-vs-full"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 4  # v4: a log-ratio accepts the difference of the solution's printed logs (v3: key rank drawn)
     title = "Bigram approximation against the full history"
     summary = "Score a sentence with full-history and bigram conditionals; compare the two products."
     tags = ("chain-rule", "n-gram", "likelihood")
+    subquestion_key = "ask"
+    subquestion_values = ("bigram_probability", "log_ratio")
 
     def build(self, rng: np.random.Generator) -> Draft:
         n = int(rng.integers(3, 7))
@@ -79,7 +88,7 @@ class BigramVsFull(Family):
                 raise Redraw("the two models give almost the same probability")
             stem += ("What is the difference of the log-probabilities, "
                      "$\\ln P_{\\text{full}} - \\ln P_{\\text{bigram}}$, in nats?")
-            answer = float_answer(value, unit="nats")
+            answer = float_answer(value, unit="nats", printed_steps=(log_full, log_bigram))
         solution = (f"Multiply each column (chain rule). Full history: $P = {fmt.num(math.exp(log_full))}$, "
                     f"$\\ln P = {fmt.num(log_full)}$. Bigram: $P = {fmt.num(p_bigram)}$, "
                     f"$\\ln P = {fmt.num(log_bigram)}$. The difference of logs is "

@@ -27,6 +27,10 @@ MISTAKES = register_mistakes("causal-mask", [
      "That is every pair; the mask blocks only the future."),
     ("blocked_count/allowed", "allowed-vs-blocked", "T(T+1)/2 allowed", lambda f: f["T"] * (f["T"] + 1) // 2,
      "That counts the allowed pairs (diagonal and past)."),
+    ("blocked_count/fence-post", "positions-off-by-one", "(T-1)(T-2)/2",
+     lambda f: (f["T"] - 1) * (f["T"] - 2) // 2, "There are T = {T} positions, so T(T-1)/2 pairs lie above the diagonal."),
+    ("blocked_count/first-query", "one-query-only", "T-1", lambda f: f["T"] - 1,
+     "That is the first query's blocked keys; query j has T-1-j of them, summed over every query."),
     ("allowed_count/blocked", "allowed-vs-blocked", "T(T-1)/2", lambda f: f["T"] * (f["T"] - 1) // 2,
      "That counts the blocked (future) pairs."),
     ("allowed_count/every-pair", "no-mask", "T^2", lambda f: f["T"] ** 2,
@@ -35,16 +39,26 @@ MISTAKES = register_mistakes("causal-mask", [
      "Each query also sees every earlier key."),
     ("allowed_count/diagonal-blocked", "mask-counts-diagonal", "T(T-1)/2 allowed",
      lambda f: f["T"] * (f["T"] - 1) // 2, "A position may attend to itself; add the diagonal."),
+    ("allowed_count/fence-post", "positions-off-by-one", "(T+1)(T+2)/2",
+     lambda f: (f["T"] + 1) * (f["T"] + 2) // 2, "There are T = {T} positions, so T(T+1)/2 pairs lie on or below "
+     "the diagonal."),
+    ("allowed_count/ordered-twice", "mask-both-triangles", "T(T+1)",
+     lambda f: f["T"] * (f["T"] + 1), "The allowed pairs are one triangle with its diagonal: halve T(T+1)."),
+    ("allowed_count/fence-post-diagonal", "positions-off-by-one", "(T-1)(T-2)/2",
+     lambda f: (f["T"] - 1) * (f["T"] - 2) // 2,
+     "That uses T-1 positions and leaves the diagonal out; T = {T} positions give T(T+1)/2 allowed pairs."),
 ])
 
 
 @register_family
 class CausalMask(Family):
     name = "causal-mask"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "Blocked pairs of a causal mask"
     summary = "Count blocked or allowed query-key pairs for T positions, or pick the blocked pairs."
     tags = ("attention", "causal-mask")
+    subquestion_key = "ask"
+    subquestion_values = ASKS
 
     def build(self, rng: np.random.Generator) -> Draft:
         ask = ASKS[int(rng.integers(len(ASKS)))]

@@ -16,7 +16,7 @@ from question_bank.families._common import (
     probabilities,
     word_run,
 )
-from question_bank.mistakes import register_mistakes, wrong_options
+from question_bank.mistakes import register_mistakes, register_sign_slips, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import sequence_log_prob
@@ -38,24 +38,39 @@ MISTAKES = register_mistakes("chain-rule-joint", [
      "The first token's conditional ({p1}) belongs in the sum too."),
     ("log/sum-of-probs", "sum-not-product", "ln(sum p_i)", lambda f: math.log(sum(f["probs"])),
      "Adding the probabilities before taking the log does not follow the chain rule; add their logs."),
+    ("log/first-twice", "factor-counted-twice", "ln P + ln p_1", lambda f: f["log_p"] + math.log(f["probs"][0]),
+     "The first factor ({p1}) enters the sum of logs once."),
     ("probability/sum", "sum-not-product", "sum p_i", lambda f: sum(f["probs"]),
      "The chain rule multiplies the conditionals; it does not add them."),
+    ("probability/first-twice", "factor-counted-twice", "P * p_1", lambda f: f["joint"] * f["probs"][0],
+     "The first factor ({p1}) enters the product once."),
+    ("probability/log", "log-for-probability", "ln P", lambda f: f["log_p"],
+     "That is the log of the joint probability; the question asks for the probability itself."),
     ("probability/first-dropped", "drops-first-factor", "P / p_1", lambda f: f["joint"] / f["probs"][0],
      "The first token's conditional ({p1}) is a factor too."),
     ("probability/geometric-mean", "sum-vs-mean", "P^(1/n)", lambda f: f["joint"] ** (1 / f["n"]),
      "That is the geometric mean per token, not the probability of the sequence."),
     ("probability/arithmetic-mean", "sum-vs-mean", "mean p_i", lambda f: sum(f["probs"]) / f["n"],
      "That is the average conditional, not the probability of the sequence."),
+    ("log/last-twice", "factor-counted-twice", "ln P + ln p_n", lambda f: f["log_p"] + math.log(f["probs"][-1]),
+     "The last factor enters the sum of logs once."),
+    ("probability/log10", "log-for-probability", "log10 P", lambda f: f["log_p"] / math.log(10),
+     "That is the base-10 log of the joint probability; the question asks for the probability itself."),
 ])
+#: Each mistake with the sign slip on top, so x / -x pairs appear around wrong values too.
+register_sign_slips("chain-rule-joint", MISTAKES, "log/negated",
+                    ["log/log10", "log/log2", "log/mean", "log/first-dropped"])
 
 
 @register_family
 class ChainRuleJoint(Family):
     name = "chain-rule-joint"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "Joint probability by the chain rule"
     summary = "Multiply next-token conditionals into a sequence probability, or sum their logs."
     tags = ("chain-rule", "likelihood")
+    subquestion_key = "ask"
+    subquestion_values = ("probability", "log")
 
     def build(self, rng: np.random.Generator) -> Draft:
         n = int(rng.integers(3, 8))

@@ -9,7 +9,7 @@ from autograder.runtime.tolerances import QUESTION_FD_ATOL, QUESTION_FD_EPS
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import float_answer, plain_mean_cross_entropy
-from question_bank.mistakes import register_mistakes, wrong_options
+from question_bank.mistakes import register_mistakes, register_sign_slips, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import cross_entropy_loss, softmax
@@ -30,12 +30,15 @@ MISTAKES = register_mistakes("dlogits-entry", [
      lambda f: (f["logits"][f["row"]][f["column"]] - f["onehot"]) / f["N"],
      "That uses the raw logit where the softmax probability belongs."),
 ])
+#: Each mistake with the sign slip on top, so x / -x pairs appear around wrong values too.
+register_sign_slips("dlogits-entry", MISTAKES, "negated",
+                    ["no-1-over-n", "no-onehot", "over-vocab", "logit-for-probability"])
 
 
 @register_family
 class DlogitsEntry(Family):
     name = "dlogits-entry"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "An entry of the loss gradient"
     summary = "Compute one entry of dlogits = (softmax(logits) - onehot(target)) / N."
     tags = ("gradient", "cross-entropy")

@@ -8,7 +8,7 @@ import numpy as np
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import check_close, exact_product, float_answer, log_fraction, probabilities
-from question_bank.mistakes import register_mistakes, wrong_options
+from question_bank.mistakes import register_mistakes, register_sign_slips, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import sequence_log_prob
@@ -35,12 +35,15 @@ MISTAKES = register_mistakes("fine-tune-objective", [
      lambda f: f["sign"] * (f["L2"] / f["n_labels"] + f["lambda"] * f["L1"] / f["n_tokens"]),
      "That averages each log-likelihood; in GPT-1, L1 and L2 are sums over the batch."),
 ])
+#: Each mistake with the sign slip on top, so x / -x pairs appear around wrong values too.
+register_sign_slips("fine-tune-objective", MISTAKES, "other-sign",
+                    ["lambda-dropped", "lambda-on-L2", "lm-term-subtracted", "means-not-sums"])
 
 
 @register_family
 class FineTuneObjective(Family):
     name = "fine-tune-objective"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "GPT-1's combined fine-tuning objective"
     summary = "Evaluate L3 = L2 + lambda*L1 (or the loss -L3) from label and token log-likelihoods."
     tags = ("fine-tuning", "gpt-1", "likelihood")

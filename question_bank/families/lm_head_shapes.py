@@ -109,16 +109,47 @@ MISTAKES = register_mistakes("lm-head-shapes", [
      "dhidden is returned as (B, T, C) for the stack below."),
     ("dhidden/scores-only-last-position", "scores-only-last-position", "(B, C)", lambda f: [f["B"], f["C"]],
      "Every position receives a gradient."),
+    # Two slips at once, so the key is not the one choice every distractor is one edit away from.
+    ("hidden/no-batch-and-logits", "hidden-is-logits", "(T, V)", lambda f: [f["T"], f["V"]],
+     "That is one sequence's logits; the hidden states keep the batch axis B and have width C."),
+    ("hidden/flattened-logits", "hidden-is-logits", "(B * T, V)", lambda f: [f["B"] * f["T"], f["V"]],
+     "That is the flattened logits; the stack returns (B, T, C)."),
+    ("W_head/transposed-with-batch", "weight-has-batch-axis", "(B, V, C)", lambda f: [f["B"], f["V"], f["C"]],
+     "The weight has no batch axis, and it maps C to V, so it is (C, V)."),
+    ("W_head/transposed-context", "confuses-context-with-vocab", "(T, C)", lambda f: [f["T"], f["C"]],
+     "The output axis is the vocabulary V, and W_head is (C, V), width first."),
+    ("logits/no-batch-axis", "forgets-batch-axis", "(T, V)", lambda f: [f["T"], f["V"]],
+     "The logits keep the batch axis B."),
+    ("logits/flattened-width", "head-keeps-width", "(B * T, C)", lambda f: [f["B"] * f["T"], f["C"]],
+     "The head replaces C by V and returns one row per position in (B, T, V)."),
+    ("logits/no-contraction", "head-keeps-width", "(B, T, C, V)", lambda f: [f["B"], f["T"], f["C"], f["V"]],
+     "The product contracts the width C; the result has no C axis."),
+    ("dlogits/no-batch-axis", "forgets-batch-axis", "(T, V)", lambda f: [f["T"], f["V"]],
+     "dlogits has the logits' shape, batch axis included."),
+    ("dlogits/flattened-width", "grad-shape-mismatch", "(B * T, C)", lambda f: [f["B"] * f["T"], f["C"]],
+     "That is the flattened hidden states' shape; dlogits matches the logits (B, T, V)."),
+    ("dlogits/no-contraction", "grad-shape-mismatch", "(B, T, C, V)", lambda f: [f["B"], f["T"], f["C"], f["V"]],
+     "dlogits has one entry per logit: (B, T, V)."),
+    ("db_head/summed-over-batch-only", "bias-per-position", "(T, V)", lambda f: [f["T"], f["V"]],
+     "db_head sums over both B and T."),
+    ("db_head/summed-over-time-only", "bias-per-position", "(B, V)", lambda f: [f["B"], f["V"]],
+     "db_head sums over both B and T."),
+    ("db_head/per-position", "bias-per-position", "(T)", lambda f: [f["T"]],
+     "That is one entry per position; the bias has one entry per vocabulary token, shared by all positions."),
+    ("db_head/hidden-shape", "grad-shape-mismatch", "(B, T, C)", lambda f: [f["B"], f["T"], f["C"]],
+     "That is dhidden's shape; db_head has b_head's shape (V,)."),
 ])
 
 
 @register_family
 class LmHeadShapes(Family):
     name = "lm-head-shapes"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "Shapes through the LM head"
     summary = "Shape of hidden, W_head, b_head, logits or a gradient for random B, T, C, V."
     tags = ("shapes", "lm-head", "gradient")
+    subquestion_key = "quantity"
+    subquestion_values = QUANTITIES
 
     def build(self, rng: np.random.Generator) -> Draft:
         B, T, C, V = draw_sizes(rng)

@@ -23,18 +23,38 @@ MISTAKES = register_mistakes("merges-vs-vocab", [
      "The special tokens need rows too."),
     ("vocab_size/no-base", "forgot-base-alphabet", "merges + specials", lambda f: f["merges"] + f["specials"],
      "The base symbols stay in the vocabulary."),
+    ("vocab_size/merge-adds-two", "merge-adds-two-tokens", "base + 2*merges + specials",
+     lambda f: f["base"] + 2 * f["merges"] + f["specials"], "Each merge adds one token, not two."),
+    ("vocab_size/byte-base", "assumed-byte-alphabet", "256 + merges + specials",
+     lambda f: 256 + f["merges"] + f["specials"], "The base alphabet here has {base} symbols, not 256."),
     ("merges_needed/vocab", "merges-equal-vocab", "vocab", lambda f: f["vocab"],
      "The vocabulary also holds the base alphabet and special tokens."),
     ("merges_needed/no-specials", "forgot-special-tokens", "vocab - base", lambda f: f["vocab"] - f["base"],
      "The special tokens take vocabulary entries as well."),
     ("merges_needed/no-base", "forgot-base-alphabet", "vocab - specials", lambda f: f["vocab"] - f["specials"],
      "The base alphabet is already in the vocabulary."),
+    ("merges_needed/merge-adds-two", "merge-adds-two-tokens", "(vocab - base - specials) // 2",
+     lambda f: (f["vocab"] - f["base"] - f["specials"]) // 2, "Each merge adds one token, so no halving."),
+    ("merges_needed/byte-base", "assumed-byte-alphabet", "vocab - 256 - specials",
+     lambda f: f["vocab"] - 256 - f["specials"], "The base alphabet here has {base} symbols, not 256."),
     ("embedding_params/rows-per-merge", "merges-equal-vocab", "merges*d", lambda f: f["merges"] * f["n_embd"],
      "The table has one row per vocabulary entry, not per merge."),
     ("embedding_params/no-specials", "forgot-special-tokens", "(base + merges)*d",
      lambda f: (f["base"] + f["merges"]) * f["n_embd"], "Special tokens have embedding rows too."),
     ("embedding_params/two-tables", "tied-counted-twice", "2*vocab*d", lambda f: 2 * f["vocab"] * f["n_embd"],
      "The question asks for the token table alone."),
+    ("embedding_params/merge-adds-two", "merge-adds-two-tokens", "(base + 2*merges + specials)*d",
+     lambda f: (f["base"] + 2 * f["merges"] + f["specials"]) * f["n_embd"], "Each merge adds one row, not two."),
+    ("embedding_params/byte-base", "assumed-byte-alphabet", "(256 + merges + specials)*d",
+     lambda f: (256 + f["merges"] + f["specials"]) * f["n_embd"], "The base alphabet here has {base} symbols, not 256."),
+    ("vocab_size/base-twice", "base-counted-twice", "2*base + merges + specials",
+     lambda f: 2 * f["base"] + f["merges"] + f["specials"], "The {base} base symbols are counted once."),
+    ("merges_needed/base-twice", "base-counted-twice", "vocab - 2*base - specials",
+     lambda f: f["vocab"] - 2 * f["base"] - f["specials"], "The {base} base symbols are subtracted once."),
+    ("embedding_params/base-twice", "base-counted-twice", "(2*base + merges + specials)*d",
+     lambda f: (2 * f["base"] + f["merges"] + f["specials"]) * f["n_embd"], "The {base} base symbols have one row each."),
+    ("embedding_params/rows-only", "rows-not-parameters", "vocab",
+     lambda f: f["vocab"], "Each of the {vocab} rows holds d = {n_embd} parameters."),
 ])
 
 
@@ -52,10 +72,12 @@ def draw_alphabet(rng: np.random.Generator) -> tuple[int, str]:
 @register_family
 class MergesVsVocab(Family):
     name = "merges-vs-vocab"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "BPE merges and vocabulary size"
     summary = "Relate BPE merges, base alphabet and special tokens to vocabulary size and embedding parameters."
     tags = ("tokenization", "parameters")
+    subquestion_key = "ask"
+    subquestion_values = ASKS
 
     def build(self, rng: np.random.Generator) -> Draft:
         base, alphabet = draw_alphabet(rng)

@@ -33,7 +33,7 @@ MISTAKES = register_mistakes("next-token-targets", [
 @register_family
 class NextTokenTargets(Family):
     name = "next-token-targets"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "Next-token targets"
     summary = "Given a passage, an offset and block_size, pick the target string y of a character batch row."
     tags = ("targets", "alignment", "data")

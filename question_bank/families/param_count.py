@@ -47,18 +47,33 @@ MISTAKES = register_mistakes("param-count", [
      "The output matrix is not part of the embeddings; tied, it is the token table itself."),
     ("embeddings/per-block", "embeddings-per-layer", "L*(V + T)*d",
      lambda f: f["L"] * (f["V"] + f["T"]) * f["d"], "The tables exist once, at the input."),
+    ("embeddings/position-per-block", "embeddings-per-layer", "(V + L*T)*d",
+     lambda f: (f["V"] + f["L"] * f["T"]) * f["d"], "The position table exists once, at the input, not once per block."),
+    ("embeddings/rows-only", "rows-not-parameters", "V + T",
+     lambda f: f["V"] + f["T"], "Each of the V + T rows holds d = {d} parameters."),
     ("attention/no-biases", "forgot-biases", "L*4d^2",
      lambda f: f["L"] * 4 * f["d"] ** 2, "Each of the four projections has a bias of size d."),
     ("attention/no-output-projection", "forgot-output-projection", "L*(3d^2 + 3d)",
      lambda f: f["L"] * (3 * f["d"] ** 2 + 3 * f["d"]), "The output projection (d x d + d) counts too."),
     ("attention/one-block", "one-block-only", "4d^2 + 4d",
      lambda f: 4 * f["d"] ** 2 + 4 * f["d"], "Each of the {L} blocks has its own attention."),
+    ("attention/biases-per-position", "parameters-per-position", "L*(4d^2 + 4Td)",
+     lambda f: f["L"] * (4 * f["d"] ** 2 + 4 * f["T"] * f["d"]), "The four biases of size d are shared by all T positions."),
+    ("attention/whole-block", "whole-block-counted", "L*(4d^2 + 4d + 2df + f + d + 4d)",
+     lambda f: f["L"] * (4 * f["d"] ** 2 + 4 * f["d"] + 2 * f["d"] * f["f"] + f["f"] + f["d"] + 4 * f["d"]),
+     "That is the whole block; attention is the QKV and output projections with their biases."),
     ("ffn/no-biases", "forgot-biases", "L*2df",
      lambda f: f["L"] * 2 * f["d"] * f["f"], "Both FFN layers have biases: f + d per block."),
     ("ffn/one-block", "one-block-only", "2df + f + d",
      lambda f: 2 * f["d"] * f["f"] + f["f"] + f["d"], "Each of the {L} blocks has its own FFN."),
     ("ffn/width-d", "ffn-width-is-model-width", "L*(2d^2 + 2d)",
      lambda f: f["L"] * (2 * f["d"] ** 2 + 2 * f["d"]), "The FFN expands to its own width f = {f_text}."),
+    ("ffn/biases-per-position", "parameters-per-position", "L*(2df + T(f + d))",
+     lambda f: f["L"] * (2 * f["d"] * f["f"] + f["T"] * (f["f"] + f["d"])),
+     "The FFN biases (f + d per block) are shared by all T positions."),
+    ("ffn/whole-block", "whole-block-counted", "L*(4d^2 + 4d + 2df + f + d + 4d)",
+     lambda f: f["L"] * (4 * f["d"] ** 2 + 4 * f["d"] + 2 * f["d"] * f["f"] + f["f"] + f["d"] + 4 * f["d"]),
+     "That is the whole block; the FFN is its two layers with their biases."),
     # One LayerNorm per block and LayerNorms without biases both give 2Ld; the
     # question cannot tell them apart, so only the first is offered.
     ("layernorm/one-per-block", "one-layernorm-per-block", "L*2d",
@@ -67,6 +82,10 @@ MISTAKES = register_mistakes("param-count", [
      lambda f: 4 * f["L"] * f["d"] + 2 * f["d"], "The convention has no final LayerNorm."),
     ("layernorm/one-block", "one-block-only", "4d",
      lambda f: 4 * f["d"], "Each of the {L} blocks has two LayerNorms."),
+    ("layernorm/as-matrix", "layernorm-as-matrix", "L*2*(d^2 + d)",
+     lambda f: f["L"] * 2 * (f["d"] ** 2 + f["d"]), "A LayerNorm has a gain and a bias of size d, no d x d matrix."),
+    ("layernorm/per-position", "parameters-per-position", "4LdT",
+     lambda f: 4 * f["L"] * f["d"] * f["T"], "Gains and biases are shared by all T = {T} positions."),
     ("lm_head/not-counted", "untied-not-counted", "0",
      lambda f: 0, "An untied head is a separate V x d matrix."),
     ("lm_head/output-bias", "counts-output-bias", "V*d + V",
@@ -84,6 +103,14 @@ MISTAKES = register_mistakes("param-count", [
      lambda f: f["total"] + f["V"] * f["d"], "With tying the output matrix is the token table; count it once."),
     ("total/untied-not-counted", "untied-not-counted", "total - V*d (untied)",
      lambda f: f["total"] - f["V"] * f["d"], "The untied head adds V*d."),
+    ("total/final-layernorm", "counts-final-layernorm", "total + 2d",
+     lambda f: f["total"] + 2 * f["d"], "The convention has no final LayerNorm."),
+    ("total/output-bias", "counts-output-bias", "total + V",
+     lambda f: f["total"] + f["V"], "The convention has no output bias."),
+    ("total/embeddings-per-block", "embeddings-per-layer", "total + (L-1)(V + T)d",
+     lambda f: f["total"] + (f["L"] - 1) * (f["V"] + f["T"]) * f["d"], "The tables exist once, at the input."),
+    ("embeddings/position-only", "token-table-forgotten", "T*d",
+     lambda f: f["T"] * f["d"], "The token table adds V*d = {V} x {d}."),
 ])
 
 
@@ -99,10 +126,12 @@ def mistake_names(component: str, tied: bool) -> list[str]:
 @register_family
 class ParamCount(Family):
     name = "param-count"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "GPT parameter count"
     summary = "Count a GPT's parameters (total or one component) for a random configuration, tied or untied."
     tags = ("parameters", "gpt-1")
+    subquestion_key = "component"
+    subquestion_values = ("embeddings", "attention", "ffn", "layernorm", "lm_head", "total")
 
     def build(self, rng: np.random.Generator) -> Draft:
         cfg = draw_config(rng)

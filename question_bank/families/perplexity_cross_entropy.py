@@ -9,7 +9,7 @@ import numpy as np
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import LN2, check_close, float_answer
-from question_bank.mistakes import register_mistakes, wrong_options
+from question_bank.mistakes import register_mistakes, register_sign_slips, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft, Option
 from solutions import perplexity_from_loss, sequence_log_prob
@@ -37,6 +37,8 @@ MISTAKES = register_mistakes("perplexity-cross-entropy", [
      "That is the cross-entropy itself; perplexity exponentiates it."),
     ("ppl_from_bits/reciprocal", "perplexity-reciprocal", "2^-loss", lambda f: 1 / f["ppl"],
      "That is the geometric-mean probability, the reciprocal of the perplexity."),
+    ("ppl_from_bits/nats-loss", "perplexity-is-loss", "loss * ln 2", lambda f: f["loss"] * LN2,
+     "That converts the loss to nats but does not exponentiate it; perplexity is 2^loss."),
     ("ppl_from_nats/base-2", "wrong-log-base", "2^loss", lambda f: 2 ** f["loss"],
      "A loss in nats is exponentiated with base e, not 2."),
     ("ppl_from_nats/base-10", "wrong-log-base", "10^loss", lambda f: 10 ** f["loss"],
@@ -45,6 +47,8 @@ MISTAKES = register_mistakes("perplexity-cross-entropy", [
      "That is the cross-entropy itself; perplexity exponentiates it."),
     ("ppl_from_nats/reciprocal", "perplexity-reciprocal", "e^-loss", lambda f: 1 / f["ppl"],
      "That is exp(-loss), the geometric-mean probability; perplexity is its reciprocal."),
+    ("ppl_from_nats/as-bits", "bits-vs-nats", "e^(loss / ln 2)", lambda f: math.exp(f["loss"] / LN2),
+     "That converts the loss to bits and then exponentiates with base e; a loss in nats takes e^loss."),
     ("bits_from_ppl/nats", "bits-vs-nats", "ln ppl", lambda f: f["nats"],
      "That is the value in nats; divide by ln 2 for bits."),
     ("bits_from_ppl/log10", "wrong-log-base", "log10 ppl", lambda f: math.log10(f["perplexity"]),
@@ -53,6 +57,10 @@ MISTAKES = register_mistakes("perplexity-cross-entropy", [
      "That is the geometric-mean probability, not a cross-entropy."),
     ("bits_from_ppl/times-ln2", "bits-vs-nats", "ln ppl * ln 2", lambda f: f["nats"] * LN2,
      "Converting nats to bits divides by ln 2; it does not multiply."),
+    ("bits_from_ppl/converted-twice", "bits-vs-nats", "log2(ppl) / ln 2",
+     lambda f: math.log2(f["perplexity"]) / LN2, "That divides by ln 2 twice; log2 of the perplexity already is bits."),
+    ("bits_from_ppl/perplexity", "perplexity-is-loss", "ppl", lambda f: f["perplexity"],
+     "That is the perplexity itself; the cross-entropy is its logarithm."),
     ("nats_from_ppl/log2", "wrong-log-base", "log2 ppl", lambda f: math.log2(f["perplexity"]),
      "That is log base 2 (bits); the question asks for nats."),
     ("nats_from_ppl/log10", "wrong-log-base", "log10 ppl", lambda f: math.log10(f["perplexity"]),
@@ -61,16 +69,31 @@ MISTAKES = register_mistakes("perplexity-cross-entropy", [
      "That is the geometric-mean probability, not a cross-entropy."),
     ("nats_from_ppl/perplexity", "perplexity-is-loss", "ppl", lambda f: f["perplexity"],
      "That is the perplexity itself; the cross-entropy is its logarithm."),
+    ("nats_from_ppl/negated", "log-sign", "-ln ppl", lambda f: -f["nats"],
+     "That is ln(1/ppl), the log of the geometric-mean probability; the loss is its negative."),
+    ("ppl_from_bits/base-10-nats", "wrong-log-base", "10^(loss * ln 2)", lambda f: 10 ** (f["loss"] * LN2),
+     "That converts the loss to nats and exponentiates with base 10; a loss in bits takes 2^loss."),
+    ("nats_from_ppl/bits-converted", "bits-vs-nats", "log2(ppl) / ln 2", lambda f: math.log2(f["perplexity"]) / LN2,
+     "That takes bits and divides by ln 2 again; the loss in nats is ln ppl."),
+    ("bits_from_ppl/perplexity-converted", "perplexity-is-loss", "ppl / ln 2", lambda f: f["perplexity"] / LN2,
+     "That converts the perplexity itself to bits; the cross-entropy is the logarithm of the perplexity."),
+    ("ppl_from_nats/base-10-bits", "wrong-log-base", "10^(loss / ln 2)", lambda f: 10 ** (f["loss"] / LN2),
+     "That converts the loss to bits and exponentiates with base 10; a loss in nats takes e^loss."),
 ])
+#: Each wrong base with the sign slip on top, so x / -x pairs appear around wrong values too.
+register_sign_slips("perplexity-cross-entropy", MISTAKES, "nats_from_ppl/negated",
+                    ["nats_from_ppl/log2", "nats_from_ppl/log10"])
 
 
 @register_family
 class PerplexityCrossEntropy(Family):
     name = "perplexity-cross-entropy"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "Perplexity and mean cross-entropy"
     summary = "Convert a mean cross-entropy (nats or bits) into a perplexity, or a perplexity into one."
     tags = ("perplexity", "cross-entropy", "units")
+    subquestion_key = "ask"
+    subquestion_values = ASKS
 
     def build(self, rng: np.random.Generator) -> Draft:
         ask = ASKS[int(rng.integers(len(ASKS)))]

@@ -35,13 +35,15 @@ MISTAKES = register_mistakes("perplexity-from-probs", [
      "That inverts the arithmetic mean of the probabilities; perplexity inverts their geometric mean."),
     ("base-2", "wrong-log-base", "2^(mean NLL)", lambda f: 2 ** _mean_nll(f["probs"]),
      "The mean NLL is in nats, so it is exponentiated with base e, not 2."),
+    ("base-10", "wrong-log-base", "10^(mean NLL)", lambda f: 10 ** _mean_nll(f["probs"]),
+     "Natural-log NLLs are exponentiated with base e, not 10."),
 ])
 
 
 @register_family
 class PerplexityFromProbs(Family):
     name = "perplexity-from-probs"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "Perplexity from token probabilities"
     summary = "Turn the probabilities given to N scored tokens into a perplexity, exp(mean NLL)."
     tags = ("perplexity",)

@@ -42,13 +42,19 @@ MISTAKES = register_mistakes("scored-positions", [
      "A sequence of L tokens has only L-1 next-token targets."),
     ("every-slot", "counts-all-slots", "B*P", lambda f: len(f["lengths"]) * f["padded_length"],
      "That counts every slot of the padded batch."),
+    ("two-short-per-row", "one-fewer-target", "sum (L - 2)", lambda f: sum(f["lengths"]) - 2 * len(f["lengths"]),
+     "A sequence of L tokens has L-1 next-token targets, not L-2."),
+    ("shortest-row", "truncated-to-shortest", "B*(min L - 1)",
+     lambda f: len(f["lengths"]) * (min(f["lengths"]) - 1), "Each row scores its own L-1 positions."),
+    ("first-row-only", "one-row-only", "L_0 - 1", lambda f: f["lengths"][0] - 1,
+     "That is the first sequence's scored positions; add every row's L-1."),
 ])
 
 
 @register_family
 class ScoredPositions(Family):
     name = "scored-positions"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "Scored positions with padding"
     summary = "Count the positions a padded batch scores: each sequence of L tokens gives L-1 predictions."
     tags = ("targets", "padding", "cross-entropy")

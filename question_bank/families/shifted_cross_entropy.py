@@ -1,6 +1,7 @@
 """Next-token cross-entropy of a small logits table, targets shifted by one."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -41,13 +42,17 @@ MISTAKES = register_mistakes("shifted-cross-entropy", [
     ("mean-probability", "probability-not-loss", "mean p(x[t+1])",
      lambda f: float(np.mean(_target_probs(f["logits"], f["tokens"]))),
      "That is the mean probability of the targets; the loss is the mean negative log-probability."),
+    ("log10", "wrong-log-base", "loss / ln 10", lambda f: f["loss"] / math.log(10),
+     "That is the loss with base-10 logs; the question asks for nats."),
+    ("mean-over-T", "last-token-scored", "sum / T", lambda f: f["loss"] * (f["T"] - 1) / f["T"],
+     "That divides by all T = {T} tokens; only the {scored} positions with a next token are scored."),
 ])
 
 
 @register_family
 class ShiftedCrossEntropy(Family):
     name = "shifted-cross-entropy"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "Cross-entropy with shifted targets"
     summary = "Mean next-token cross-entropy of a small logits table: position t is scored on token t+1."
     tags = ("cross-entropy", "alignment")

@@ -110,6 +110,8 @@ class TaskTransformations(Family):
     title = "GPT-1 task input transformations"
     summary = "Pick GPT-1's input transformation for classification, entailment, similarity or multiple choice."
     tags = ("fine-tuning", "gpt-1")
+    subquestion_key = "task"
+    subquestion_values = TASKS
     distinct_target = 120
     # one stem per text, per ordered pair of texts (entailment and similarity), per reading item
     distinct_items = len(SENTENCES) + 2 * len(SENTENCES) * (len(SENTENCES) - 1) + len(QA_ITEMS)

@@ -57,10 +57,12 @@ MISTAKES = register_mistakes("teacher-forcing", [
 @register_family
 class TeacherForcing(Family):
     name = "teacher-forcing"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "Teacher forcing and generation"
     summary = "What the model reads at a position in teacher-forced training, or at a step of generation."
     tags = ("training", "decoding", "alignment")
+    subquestion_key = "mode"
+    subquestion_values = ("training", "generation")
 
     def build(self, rng: np.random.Generator) -> Draft:
         words = word_run(rng, int(rng.integers(5, 9)))

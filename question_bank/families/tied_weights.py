@@ -52,6 +52,10 @@ MISTAKES = register_mistakes("tied-weights", [
     ("untied_total/position-table-added", "position-table-in-head", "tied total + (V + T)*C",
      lambda f: f["tied_total"] + (f["V"] + f["T"]) * f["C"],
      "Only the token matrix is copied into the head; the position table stays at the input."),
+    ("untied_total/no-position-table", "forgot-position-embeddings", "tied total + V*C - T*C",
+     lambda f: f["tied_total"] + f["V"] * f["C"] - f["T"] * f["C"], "The position table (T x C) counts too."),
+    ("untied_total/one-layernorm-per-block", "one-layernorm-per-block", "tied total + V*C - 2*L*C",
+     lambda f: f["tied_total"] + f["V"] * f["C"] - 2 * f["n_layer"] * f["C"], "Each block has two LayerNorms."),
 ])
 
 
@@ -70,10 +74,12 @@ class _RecordingProbe(ShapeProbe):
 @register_family
 class TiedWeights(Family):
     name = "tied-weights"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "A head tied to the token embedding"
     summary = "Tied head: the transpose of E, the logits' shape, the parameters untying adds, the expression."
     tags = ("shapes", "weight-tying", "parameters")
+    subquestion_key = "ask"
+    subquestion_values = ASKS
 
     def build(self, rng: np.random.Generator) -> Draft:
         B = int(rng.integers(1, 33))

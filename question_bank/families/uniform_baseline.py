@@ -30,6 +30,10 @@ MISTAKES = register_mistakes("uniform-baseline", [
      "That is the probability of each token; the loss is its negative log."),
     ("loss_nats/perplexity", "perplexity-for-loss", "V", lambda f: float(f["vocab_size"]),
      "That is the perplexity of the uniform model; the loss is its natural log."),
+    ("loss_nats/unweighted-sum", "sum-vs-mean", "V ln V", lambda f: f["vocab_size"] * math.log(f["vocab_size"]),
+     "That sums -ln(1/V) over all V tokens; the expected loss weights each term by its probability 1/V."),
+    ("loss_nats/one-term", "sum-vs-mean", "(ln V)/V", lambda f: math.log(f["vocab_size"]) / f["vocab_size"],
+     "That is one token's term (1/V) ln V; the V equal terms add up to ln V."),
     ("loss_bits/nats", "bits-vs-nats", "ln V", lambda f: math.log(f["vocab_size"]),
      "That is the loss in nats; in bits it is log base 2 of V."),
     ("loss_bits/log10", "wrong-log-base", "log10 V", lambda f: math.log10(f["vocab_size"]),
@@ -38,6 +42,12 @@ MISTAKES = register_mistakes("uniform-baseline", [
      "That is the probability of each token; the loss is its negative log."),
     ("loss_bits/perplexity", "perplexity-for-loss", "V", lambda f: float(f["vocab_size"]),
      "That is the perplexity; the loss is its logarithm."),
+    ("loss_bits/unweighted-sum", "sum-vs-mean", "V log2 V", lambda f: f["vocab_size"] * math.log2(f["vocab_size"]),
+     "That sums -log2(1/V) over all V tokens; the expected loss weights each term by its probability 1/V."),
+    ("loss_bits/converted-twice", "bits-vs-nats", "log2(V) / ln 2", lambda f: math.log2(f["vocab_size"]) / LN2,
+     "That divides by ln 2 twice; log2 V already is the loss in bits."),
+    ("loss_bits/one-term", "sum-vs-mean", "(log2 V)/V", lambda f: math.log2(f["vocab_size"]) / f["vocab_size"],
+     "That is one token's term (1/V) log2 V; the V equal terms add up to log2 V."),
     ("perplexity/loss-nats", "perplexity-is-loss", "ln V", lambda f: math.log(f["vocab_size"]),
      "That is the loss ln V; perplexity is its exponential."),
     ("perplexity/probability", "perplexity-reciprocal", "1/V", lambda f: 1 / f["vocab_size"],
@@ -46,16 +56,24 @@ MISTAKES = register_mistakes("uniform-baseline", [
      "That is the loss in bits; perplexity is 2 to that power."),
     ("perplexity/base-2", "wrong-log-base", "2^(ln V)", lambda f: 2 ** math.log(f["vocab_size"]),
      "A loss in nats is exponentiated with base e, not 2."),
+    ("perplexity/bits-base-e", "wrong-log-base", "e^(log2 V)", lambda f: math.exp(math.log2(f["vocab_size"])),
+     "A loss in bits is exponentiated with base 2, not e."),
+    ("perplexity/base-10", "wrong-log-base", "10^(ln V)", lambda f: 10 ** math.log(f["vocab_size"]),
+     "A loss in nats is exponentiated with base e, not 10."),
+    ("perplexity/base-10-bits", "wrong-log-base", "10^(log2 V)", lambda f: 10 ** math.log2(f["vocab_size"]),
+     "A loss in bits is exponentiated with base 2, not 10."),
 ])
 
 
 @register_family
 class UniformBaseline(Family):
     name = "uniform-baseline"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the key's rank among the choices is drawn, not always the same
     title = "The uniform baseline"
     summary = "Loss (nats or bits) or perplexity of a model whose logits are all equal: ln V and V."
     tags = ("cross-entropy", "baseline", "perplexity")
+    subquestion_key = "ask"
+    subquestion_values = ASKS
 
     def build(self, rng: np.random.Generator) -> Draft:
         vocab, where = self._vocabulary(rng)
