@@ -80,7 +80,8 @@ def build(assignments: tuple[str, ...], output_dir: str, config_path: str | None
 @click.option("--workers", type=click.IntRange(1, 64), default=None,
               help="Submissions graded at once [default: the number of CPUs].")
 @click.option("--timeout", type=click.FloatRange(1, 3600), default=30.0, show_default=True,
-              help="Wall-clock seconds allowed for one submission.")
+              help="Wall-clock seconds of one submission's total budget (a function that hangs gets its own "
+                   "per-call window and is not called again; see the grading guide).")
 @click.option("--force", is_flag=True, help="Regrade submissions that were already graded.")
 @click.option("--canvas-csv", is_flag=True,
               help="Also write gradebook_canvas.csv for Canvas's gradebook import (column: --canvas-column).")

@@ -353,7 +353,18 @@ class Lab:
         return 1.5 * self.baseline(path).seconds
 
     def limit(self, path: str) -> float:
-        return (GRADE_TIMEOUT if path.startswith("grader-grade") else OTTER_LIMIT) + SLACK + self.allowance(path)
+        """The grader's own bound on one submission (its total budget, plus a window and a reload
+        for each function that hangs once), with the start-up allowance and slack."""
+        total = GRADE_TIMEOUT if path.startswith("grader-grade") else OTTER_LIMIT
+        limits = Limits(wall_seconds_total=total, wall_seconds_per_call=min(total, Limits().wall_seconds_per_call))
+        return limits.longest_session(len(self.functions)) + SLACK + self.allowance(path)
+
+    @property
+    def functions(self) -> tuple[str, ...]:
+        """The student functions the hidden tests call (each may hang once)."""
+        with zipfile.ZipFile(self.zip) as zf:
+            config = json.loads(zf.read("files/lmhead_support/hidden_config.json"))
+        return tuple(f for q in config["questions"] for f in config["functions"].get(q, ()))
 
     def scan_roots(self, cwd: Path) -> list[tuple[Path, int]]:
         home = Path(os.path.expanduser("~"))

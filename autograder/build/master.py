@@ -54,7 +54,9 @@ def _public_values_module(settings: AssignmentSettings) -> Any:
 def _question_checks(settings: AssignmentSettings, env: jinja2.Environment, context: dict,
                      public_values: Any) -> dict[str, list[str]]:
     """Each question's public checks: its template's, then one fixed-input check per probed function."""
-    probes = probes_of(public_values, settings.sizes, settings.public_seed)
+    built = {f for q in settings.questions for f in q.functions}
+    # A question the course left out ships nothing, not even as another check's helper probes.
+    probes = {f: p for f, p in probes_of(public_values, settings.sizes, settings.public_seed).items() if f in built}
     catalogue = settings.spec.catalogue()
     checks = {}
     for q in settings.questions:
