@@ -522,7 +522,8 @@ def moodle_download(submissions: Sequence[MoodleSubmission], *, version: str = "
 
     for sub in submissions:
         if sub.group is not None and version == "4.1":
-            add(moodle_prefix(group=sub.group), sub)
+            # A group id of None is the team of the students in no group ("Default group").
+            add(moodle_prefix(group=sub.group, default_team=sub.group[1] is None), sub)
         elif sub.group is not None:
             for member in sub.members:
                 add(moodle_prefix(member, blind=blind, version="3", groupname_in_3x=sub.group[0] + "-"), sub)

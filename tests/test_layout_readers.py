@@ -139,6 +139,23 @@ def test_everything_a_moodle_student_handed_in_gets_a_row(tmp_path, version, as_
     assert "submit the .ipynb notebook or the zip the notebook's last cell writes" in entries["1234503"].refused
 
 
+@pytest.mark.parametrize("as_folders", [True, False], ids=["folders", "flat"])
+def test_a_moodle_team_download_is_refused_before_a_group_id_is_read_as_a_participant(tmp_path, as_folders):
+    """Moodle 4.1+ names a team's folder by the group's name and **group** id, read exactly like a
+    student's name and participant number; the students in no group share a "Default group" folder
+    with no number, which only a team download has. Group 1234502's grade must not go to Turing."""
+    r = F.roster()
+    files = F.moodle_download([F.MoodleSubmission(files={"lm-head.ipynb": NB}, group=("Team Rocket", 1234502),
+                                                  members=[r["lovelace"], r["hopper"]]),
+                               F.MoodleSubmission(files={"lm-head.ipynb": NB}, group=("Default group", None),
+                                                  members=[r["knuth"]])],
+                              version="4.1", as_folders=as_folders)
+    assert any(name.startswith("Team Rocket_1234502_assignsubmission_file") for name in files)
+    with pytest.raises(GradingInputError, match=r"Default group_assignsubmission_file.*team submissions.*"
+                                                r"Nothing was graded"):
+        discover([_tree(tmp_path / "moodle", files)])
+
+
 # --------------------------------------------------------------------------- point 5: a class is never one student
 
 

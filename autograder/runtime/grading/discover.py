@@ -274,8 +274,23 @@ def _from_student_folder(sub: Path, root: Path, found: Discovery) -> list[_Candi
     return [_handed_in(entry, f, root, found, kind) for f in _files_in(sub)]
 
 
+def _refuse_team_download(folder: Path) -> None:
+    """Refuse a Moodle team download before anything is graded: its folders name groups by their
+    group id, which would be read as participant numbers (a group's grade given to whichever
+    student has that number), and it lists no group's members."""
+    sign = next((c for c in sorted(folder.iterdir()) if moodle.team_download_sign(c.name)), None)
+    if sign is not None:
+        raise GradingInputError(
+            f"{sign} is how Moodle names the submission of the students in no group when an assignment takes "
+            f"team submissions: the other folders of {folder} then name groups, and their numbers are group ids, "
+            "not participant numbers, with no member listed. Nothing was graded. Grade a team assignment per "
+            "student: put each group's submission in a folder named after each member (a plain folder each), "
+            "or grade it where the groups' members are listed (a Gradescope group export).")
+
+
 def _from_folder(folder: Path, found: Discovery, export_named: list[Path]) -> list[_Candidate]:
     """The submissions of a plain, Canvas or Moodle folder: its files, then one per subfolder."""
+    _refuse_team_download(folder)
     out: list[_Candidate] = []
     for child in sorted(folder.iterdir()):
         if handed_in.ignored(child.relative_to(folder)):

@@ -24,6 +24,10 @@ from dataclasses import dataclass
 
 FOLDER = re.compile(r"^(?P<name>.*?)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)_?$")
 FLAT = re.compile(r"^(?P<name>.*?)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<file>.+)$")
+#: A team download's prefix for the students in no group (4.1+ ``get_student_prefix``: the
+#: ``defaultteam`` string, "Default group" in English, and no ``'_' . $submissiongroup->id``): a
+#: Moodle name with no number before ``_assignsubmission_``.
+NUMBERLESS = re.compile(r"^(?P<name>[^/]*?)(?<!_\d)(?<!\d)_assignsubmission_(?P<plugin>[a-z]+)(_.*)?$")
 
 
 @dataclass(frozen=True)
@@ -53,3 +57,11 @@ def folder(name: str) -> MoodleName | None:
 def flat(name: str) -> MoodleName | None:
     m = FLAT.match(name)
     return MoodleName(m["name"], m["participant"], m["plugin"], m["file"]) if m else None
+
+
+def team_download_sign(name: str) -> bool:
+    """Whether ``name`` is a folder or flat file Moodle writes only for a team assignment: the
+    submission of the students in no group, under a prefix without a number. In such a download
+    every other prefix is a group's name and **group** id, which reads exactly like a student's
+    name and participant number, and the download names no group's members."""
+    return NUMBERLESS.match(name) is not None and FOLDER.match(name) is None and FLAT.match(name) is None
