@@ -220,6 +220,24 @@ def _relative(entries, root: Path) -> list[tuple]:
              e.group, e.note.replace(str(root), "")) for e in entries]
 
 
+def _check_lms_files(out: Path, book: list[dict[str, str]], *, moodle: bool) -> None:
+    """Every gradebook row once in Canvas's import file (its ids each in one row only, its grade the
+    total) and, for a Moodle download, once in Moodle's worksheet as its participant."""
+    who = sorted((row["name"] or row["student"], row["total"]) for row in book)
+    with open(out / "gradebook_canvas.csv", newline="", encoding="utf-8") as handle:
+        canvas = list(csv.reader(handle))[2:]                    # the header, then Points Possible
+    assert sorted((r[0], r[5]) for r in canvas) == who, (canvas, who)
+    for column in (1, 2, 3):                                     # ID, SIS User ID, SIS Login ID
+        ids = [r[column] for r in canvas if r[column]]
+        assert len(ids) == len(set(ids)), (column, ids)
+    if moodle:
+        with open(out / "gradebook_moodle_worksheet.csv", newline="", encoding="utf-8-sig") as handle:
+            sheet = list(csv.DictReader(handle))
+        assert sorted((r["Full name"], r["Grade"]) for r in sheet) == who, (sheet, who)
+        participants = [r["Identifier"] for r in sheet]
+        assert len(participants) == len(set(participants)) and all(p.startswith("Participant ") for p in participants)
+
+
 @pytest.mark.parametrize("make", CLASSES, ids=lambda f: f.__name__)
 def test_every_student_of_a_real_class_is_graded_once_from_the_zip_its_wrapper_and_its_folder(
         built, notebooks, tmp_path, make):
@@ -242,7 +260,7 @@ def test_every_student_of_a_real_class_is_graded_once_from_the_zip_its_wrapper_a
 
     out = tmp_path / "out"
     result = runner.invoke(main, ["grade", str(downloads), "-a", str(built.autograder_zip), "-o", str(out),
-                                  "--timeout", "20"])
+                                  "--timeout", "20", "--canvas-csv", "--moodle-csv"])
     assert result.exit_code == 0, result.output
     assert f"holds only the folder {class_folder.name}" in result.output
 
@@ -265,6 +283,7 @@ def test_every_student_of_a_real_class_is_graded_once_from_the_zip_its_wrapper_a
             assert words in feedback, (words, feedback)
         link = quote(f"{STUDENTS_DIR}/{row['student']}/feedback.md")
         assert report.count(f'"{link}"') == 1, row["student"]
+    _check_lms_files(out, book, moodle=make in (moodle_41_class, moodle_3x_class, moodle_flat_class))
     if make is gradescope_class:
         kurt = next(r for r in book if r["student"] == "kurt@uni.edu")
         assert kurt["email"] == "kurt@uni.edu"
