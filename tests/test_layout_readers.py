@@ -6,6 +6,7 @@ end-to-end runs of the same layouts are in ``test_class_layouts.py``.
 from __future__ import annotations
 
 import os
+import re
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -80,6 +81,22 @@ def test_every_member_of_a_gradescope_group_gets_a_row_of_their_own(tmp_path):
     assert "group submission" in turing.note and "Grace Hopper" in turing.note
     assert "Alan Turing" in hopper.note and not entries["1001"].group
     assert not any("one file is the submission of" in w for w in found.warnings)   # by design, not a copy
+
+
+def test_a_group_members_name_reaches_the_others_feedback_as_quoted_text(tmp_path):
+    """A name is what its owner typed into Gradescope: in a partner's note it is quoted, never markup."""
+    r = F.roster()
+    t = datetime(2026, 11, 30, 21, 4, tzinfo=F.PST)
+    mallory = F.Person("<img src=x onerror=alert(1)> [Regrade](https://evil.example)", "**Mallory**",
+                       email="m@uni.edu", sid="666")
+    gs = F.gradescope_export([F.GradescopeSubmission(2, [mallory, r["lovelace"]], {"lm-head.ipynb": NB}, t)])
+    entries = {e.student: e for e in discover([_tree(tmp_path / "gs", gs) / "assignment_8046601_export"]).entries}
+    note = entries["1001"].note
+    assert "<img" in note                         # the name is there, as it was typed ...
+    quoted = re.findall(r"(`+)(.+?)\1", note)
+    assert any("<img" in body and "Mallory" in body for _, body in quoted), note   # ... inside a code span
+    outside = re.sub(r"(`+).+?\1", "", note)
+    assert "<" not in outside and "](" not in outside and "**" not in outside, note
 
 
 def test_a_gradescope_student_without_sid_is_keyed_by_email_with_no_sid(tmp_path):

@@ -71,7 +71,7 @@ def test_a_rejected_submission_in_nested_folders_shows_no_instructor_path(built,
     for text in (feedback, results):
         for private in (str(tmp_path), "courses", "assignment_7700_export/"):
             assert private not in text, text
-    assert "submission_244007" in feedback and "is a folder with no submission in it" in feedback, feedback
+    assert "submission_244007" in feedback and "holds no file" in feedback, feedback
 
 
 def _gradescope_layout(built, root: Path, notebook: nbformat.NotebookNode) -> Path:

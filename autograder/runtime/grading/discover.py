@@ -1,5 +1,9 @@
 """Find the submissions to grade and whose each one is.
 
+Why one module: the layouts' readers are small modules of their own (``layouts/``); what stays
+here is the one rule every layout shares (which of a student's files is graded, unique ids, links
+refused, wrappers and whole classes recognised), which must read the same for all of them.
+
 ``discover`` takes files and folders as instructors get them; one small reader per
 layout (``layouts/``) says whose each file is:
 
@@ -193,8 +197,9 @@ def _from_gradescope_export(folder: Path, found: Discovery) -> list[_Candidate]:
             if group:
                 others = [o for o in sub.submitters if o is not person]
                 entry = _with_note(entry, f"group submission ({code(sub.key)} on Gradescope) with "
-                                          + ", ".join(o.name or o.email or o.sid or "an unnamed member"
-                                                      for o in others)
+                                          # A name is what its owner typed into Gradescope: quoted.
+                                          + ", ".join(code(o.name or o.email or o.sid) if (o.name or o.email or o.sid)
+                                                      else "an unnamed member" for o in others)
                                           + ": every member is graded on the same file")
             if sub_folder.is_symlink():
                 _skip_link(sub_folder, found)

@@ -104,6 +104,17 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
+def ran_out_of_cpu(returncode: int | None, level: str) -> bool:
+    """Whether the worker was stopped by its CPU time limit (SIGXCPU): a call that hung, as surely
+    as one that ran out its wall-clock window."""
+    if returncode is None:
+        return False
+    number = -returncode if returncode < 0 else None
+    if number is None and level == "bwrap" and returncode > 128:
+        number = returncode - 128
+    return number == signal.SIGXCPU
+
+
 def describe_exit(returncode: int | None, level: str, limits: Limits) -> str:
     """Say in words why the worker ended, from its exit status."""
     if returncode is None:

@@ -39,7 +39,7 @@ from autograder.runtime.sandbox import isolation as iso
 from autograder.runtime.sandbox.errors import SandboxError
 from autograder.runtime.sandbox.limits import Limits
 from autograder.runtime.sandbox.process import (OutputBuffer, WorkerDied, WorkerProcess, WorkerProtocolError,
-                                                WorkerTimeout, describe_exit)
+                                                WorkerTimeout, describe_exit, ran_out_of_cpu)
 from autograder.runtime.sandbox.results import CallError, CallResult, CellError, HelperCall, ImportResult
 from autograder.runtime.text import WorkerText, code
 
@@ -422,6 +422,14 @@ class SandboxSession:
                                     "(wall clock) and was stopped: look for an endless loop or a very slow "
                                     "computation."), timed_out=True, stop=True)
         except WorkerDied:
+            if ran_out_of_cpu(self._worker.exit_code(), self.isolation):
+                # Its CPU limit stopped it before its wall-clock window did: it hung all the same.
+                self.hung[function] = self.limits.cpu_seconds
+                self._excused += time.monotonic() - sent
+                self._reload_excused = True
+                return failed(CallError("timeout", function, "", f"`{function}` did not return within its CPU "
+                                        f"time limit of {self.limits.cpu_seconds:g} s and was stopped: look for "
+                                        "an endless loop or a very slow computation."), timed_out=True, stop=True)
             reason = describe_exit(self._worker.exit_code(), self.isolation, self.limits)
             return failed(CallError("crashed", function, "", f"`{function}` stopped the worker "
                                     f"process: {reason}."), stop=True)
