@@ -427,9 +427,9 @@ class SandboxSession:
                 self.hung[function] = self.limits.cpu_seconds
                 self._excused += time.monotonic() - sent
                 self._reload_excused = True
-                return failed(CallError("timeout", function, "", f"`{function}` did not return within its CPU "
-                                        f"time limit of {self.limits.cpu_seconds:g} s and was stopped: look for "
-                                        "an endless loop or a very slow computation."), timed_out=True, stop=True)
+                return failed(CallError("timeout", function, "", f"`{function}` did not return within "
+                                        f"{self.limits.cpu_seconds:g} s (its CPU time limit) and was stopped: look "
+                                        "for an endless loop or a very slow computation."), timed_out=True, stop=True)
             reason = describe_exit(self._worker.exit_code(), self.isolation, self.limits)
             return failed(CallError("crashed", function, "", f"`{function}` stopped the worker "
                                     f"process: {reason}."), stop=True)
