@@ -38,7 +38,7 @@ from typing import Any
 import yaml
 
 from question_bank.errors import QuestionBankError, require_at_least_one
-from question_bank.generate import BUNDLE_SCHEMA, DRAWS_PER_QUESTION, generate_variant, stem_key
+from question_bank.generate import BUNDLE_SCHEMA, DRAWS_PER_QUESTION, check_roster_salt, generate_variant, stem_key
 from question_bank.registry import get_family
 from question_bank.seeding import student_seed, variant_seed
 from question_bank.variant import answer_matches
@@ -227,14 +227,10 @@ def build_exam_bundle(spec: ExamSpec, seed: int = 0, students: list[str] | None 
         QuestionBankError: for pool < 1, students without a salt, or a roster with a pool.
     """
     require_at_least_one(pool)
+    check_roster_salt(students, salt)
     if students is None:
-        if salt is not None:
-            raise QuestionBankError("--salt only applies with --students; pass a roster or drop the salt.")
         sheets = [exam_sheet(spec, seed, pool)]
     else:
-        if not salt:
-            raise QuestionBankError("--students needs --salt SECRET so that students cannot "
-                                    "recompute each other's questions from their ids.")
         if pool != 1:
             raise QuestionBankError(f"-n {pool} with --students: a personal exam has one question per slot; "
                                     "drop -n (the pool size is for LMS groups without a roster).")

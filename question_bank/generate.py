@@ -206,6 +206,20 @@ def generate_sheet(families: list[str], n: int, root_seed: int,
     return {"student_id": student_id, "root_seed": int(root_seed), "variants": variants}
 
 
+def check_roster_salt(students: list[str] | None, salt: str | None) -> None:
+    """A salt goes with a roster and a roster needs one: without it, students could recompute
+    each other's questions from their ids.
+
+    Raises:
+        QuestionBankError: for a salt without students, or students without a salt.
+    """
+    if students is None and salt is not None:
+        raise QuestionBankError("--salt only applies with --students; pass a roster or drop the salt.")
+    if students is not None and not salt:
+        raise QuestionBankError("--students needs --salt SECRET so that students cannot "
+                                "recompute each other's questions from their ids.")
+
+
 def build_bundle(families: list[str] | tuple[str, ...] = (), n: int = 1, seed: int = 0,
                  students: list[str] | None = None, salt: str | None = None) -> dict[str, Any]:
     """All sheets of one generation run, as JSON data.
@@ -223,14 +237,10 @@ def build_bundle(families: list[str] | tuple[str, ...] = (), n: int = 1, seed: i
     """
     require_at_least_one(n)
     names = resolve_families(list(families))
+    check_roster_salt(students, salt)
     if students is None:
-        if salt is not None:
-            raise QuestionBankError("--salt only applies with --students; pass a roster or drop the salt.")
         sheets = [generate_sheet(names, n, seed)]
     else:
-        if not salt:
-            raise QuestionBankError("--students needs --salt SECRET so that students cannot "
-                                    "recompute each other's questions from their ids.")
         sheets = [generate_sheet(names, n, student_seed(s, salt, seed), student_id=s) for s in students]
     return {
         "schema": BUNDLE_SCHEMA,
