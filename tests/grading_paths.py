@@ -22,6 +22,7 @@ it knows of), and the test's folders are put back in place inside it:
 """
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import shutil
@@ -49,11 +50,14 @@ def _python_folders() -> list[Path]:
     return [Path(p).resolve() for p in (sys.executable, sys.prefix, sys.base_prefix)]
 
 
-def copies_elsewhere(depth: int = 9) -> list[Path]:
+@functools.lru_cache(maxsize=None)
+def copies_elsewhere(depth: int = 9) -> tuple[Path, ...]:
     """Folders holding another copy of the references, hidden tests or a build on this machine
     (other checkouts, their installs, earlier builds), outside this checkout and the Python that
     runs the tests. The grader guards what it is given and what its own Python can see; other copies
-    are the machine owner's to close (the security model says so), which the tests do by covering them."""
+    are the machine owner's to close (the security model says so), which the tests do by covering them.
+    Walked once per session (tests write their own copies under /tmp, which is never walked): every
+    run below bubblewrap asks for it."""
     found = set()
     for root in COPY_ROOTS:
         base = root.count("/")
@@ -67,7 +71,7 @@ def copies_elsewhere(depth: int = 9) -> list[Path]:
                 found.add(here)
                 if (here.parent / "solution").is_dir():       # a build's solution notebook beside its zip
                     found.add(here.parent / "solution")
-    return sorted(found)
+    return tuple(sorted(found))
 
 
 def covered_folders() -> list[Path]:
