@@ -313,12 +313,53 @@ def diagnose(
     return found
 
 
+#: Distinct primes each whole-number argument is scaled by on the probes: products of different
+#: arguments then differ on a probe even where they coincide on the test's own settings.
+_PROBE_SCALES = ((2, 3, 5, 7, 11, 13, 17), (19, 23, 29, 31, 37, 41, 43))
+
+
+def whole_number_probes(args: tuple) -> list[tuple]:
+    """``args`` with every whole-number argument scaled by its own prime, once per row of
+    ``_PROBE_SCALES`` ([] when no argument is a whole number): inputs on which a coincidence of
+    the test's sizes no longer holds."""
+    whole = [i for i, a in enumerate(args)
+             if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)) and int(a) >= 1]
+    if not whole or len(whole) > len(_PROBE_SCALES[0]):
+        return []
+    probes = []
+    for scales in _PROBE_SCALES:
+        changed = list(args)
+        for i, scale in zip(whole, scales):
+            changed[i] = int(args[i]) * scale
+        probes.append(tuple(changed))
+    return probes
+
+
+def _observed(reference: Callable, call_student: Callable[..., Any] | None, args: tuple) -> list[tuple[Any, Any, tuple]]:
+    """The student's and the right result on each whole-number probe of ``args``; [] when the
+    student's function cannot be called again or refuses a probe (then nothing is confirmed)."""
+    if call_student is None:
+        return []
+    seen = []
+    for probe in whole_number_probes(args):
+        try:
+            with _quiet():
+                right = reference(*copy.deepcopy(probe))
+                theirs = call_student(*probe)
+        except Exception:                 # any failure on a probe: no confirmation from it
+            return []
+        seen.append((theirs, right, probe))
+    return seen
+
+
 def relation_feedback(function: str, make_args: Callable[[], tuple], student_output: Any,
-                      numbers_read: dict[str, int] | None = None) -> str:
+                      numbers_read: dict[str, int] | None = None,
+                      call_student: Callable[..., Any] | None = None) -> str:
     """When no catalogued mistake matches: how the student's result relates to the right one
     on these inputs (a factor, a sign, a constant, moved axes), or '' when nothing simple holds.
     ``numbers_read``: the notebook-level numbers the student's function reads, which may be
-    the factor."""
+    the factor. ``call_student`` calls the student's function again (sandboxed) on probe inputs
+    that tell a cause from a coincidence of the test's sizes."""
     catalogue = _active_catalogue.get()
     if catalogue is None:
         return ""
@@ -327,9 +368,20 @@ def relation_feedback(function: str, make_args: Callable[[], tuple], student_out
     if run is None:
         return ""
     parameters, args = parameters_of(reference), tuple(make_args())
-    found = relation(student_output, run[0], parameters, args, notebook_sizes(numbers_read or {})) or operand_relation(
-        student_output, reference, run[0], parameters, args)
+    observations = _observed(reference, call_student, args) if _is_count(run[0]) and _has_whole_numbers(args) else []
+    found = relation(student_output, run[0], parameters, args, notebook_sizes(numbers_read or {}),
+                     observations) or operand_relation(student_output, reference, run[0], parameters, args)
     return found or ""
+
+
+def _is_count(result: Any) -> bool:
+    """Whether ``result`` is a whole number, or a tuple or dict of them: what a count relation reads."""
+    parts = result.values() if isinstance(result, dict) else result if isinstance(result, tuple) else (result,)
+    return any(isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)) for p in parts)
+
+
+def _has_whole_numbers(args: tuple) -> bool:
+    return any(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)) for a in args)
 
 
 def transposed_argument_feedback(function: str, call_student: Callable[[tuple], Any], args: tuple) -> str:

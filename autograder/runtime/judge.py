@@ -102,6 +102,7 @@ def call(student: Any, name: str, *args: Any) -> Any:
     fn = _function(student, name)
     isolated = getattr(fn, "isolated_call", None)
     _numbers_read[name] = dict(getattr(fn, "numbers_read", None) or {})
+    _probes[name] = (lambda *a: isolated(*a)[0]) if isolated is not None else (lambda *a: fn(*copy.deepcopy(a)))
     try:
         if isolated is not None:
             # The arguments cross into the sandbox as copies, and it reports
@@ -218,10 +219,16 @@ _MEMO_ABOVE = 50_000
 _numbers_read: dict[str, dict[str, int]] = {}
 
 
+#: Each student function as the last test called it (sandboxed where the test's call was), so a
+#: relation that could hold by coincidence can be tried on probe inputs before it is stated.
+_probes: dict[str, Callable[..., Any]] = {}
+
+
 def reset_diagnosis_memo() -> None:
     """Forget earlier diagnoses: called before each student's hidden suite."""
     _diagnosis_memo.clear()
     _numbers_read.clear()
+    _probes.clear()
 
 
 def numbers_note(function: str) -> str:
@@ -264,7 +271,7 @@ def expect(verdict: Verdict, *, function: str | None = None,
             _diagnosis_memo[function] = mistakes
         if not mistakes:
             from autograder.runtime.diagnosis import relation_feedback
-            related = relation_feedback(function, make_args, output, _numbers_read.get(function))
+            related = relation_feedback(function, make_args, output, _numbers_read.get(function), _probes.get(function))
             if related:
                 message += "\n\n" + related
     if not mistakes and function is not None and (note := numbers_note(function)):

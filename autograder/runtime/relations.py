@@ -285,38 +285,100 @@ def _non_finite_number(x: Any) -> bool:
         return False
 
 
-def count_difference(s: Any, r: Any, named: list[tuple[str, Any]]) -> str | None:
-    """A wrong count whose difference from the right one is a small multiple of one product of the
-    whole-number arguments (``n_layer × n_embd``: one vector of size n_embd per layer)."""
-    if not (isinstance(s, (int, np.integer)) and isinstance(r, (int, np.integer))) or isinstance(s, bool):
-        return None
-    diff = int(s) - int(r)
-    sizes = [(name, int(v)) for name, v in named
-             if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and int(v) >= 2]
-    if diff == 0 or not sizes:
-        return None
-    for name, v in sizes:                # one block's count where every block's is due, or the reverse
-        if int(s) * v == int(r):
-            return (f"is exactly `{name}` ({v}) times too small: a count for one where all `{name}` of "
-                    "them are due")
-        if int(r) * v == int(s) and int(r) != 0:
-            return f"is exactly `{name}` ({v}) times too large: a count multiplied by `{name}` once too often"
-    found = []
-    for count in (1, 2, 3):
-        for combo in itertools.combinations_with_replacement(sizes, count):
-            term = math.prod(v for _, v in combo)
-            if diff % term == 0 and 1 <= abs(diff // term) <= 4:
-                found.append((abs(diff // term), count, " × ".join(f"`{n}`" for n, _ in combo), term))
-    if not found:
-        return None
-    k, count, expr, term = min(found)    # the fewest copies of the term, then the simplest term
-    if sum(1 for f in found if f[:2] == (k, count)) > 1:
-        return None                      # two readings fit equally: say nothing rather than guess
-    times = "" if k == 1 else f"{k} × "
-    more = "too large" if diff > 0 else "too small"
-    return (f"is {times}{expr} ({times}{term}) {more}: a term of that size is "
+#: How many copies of one term, and of each of two terms, a count relation may name.
+_MOST_COPIES, _MOST_COPIES_OF_TWO = 9, 4
+
+
+def _whole_numbers(named: list[tuple[str, Any]]) -> list[tuple[str, int]]:
+    return [(name, int(v)) for name, v in named
+            if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and int(v) >= 1]
+
+
+def _monomials(names: list[str]) -> list[tuple[str, ...]]:
+    """Products of one to three of the settings (``n_layer × n_embd × n_embd``), simplest first."""
+    return [combo for degree in (1, 2, 3) for combo in itertools.combinations_with_replacement(names, degree)]
+
+
+#: A reading of a wrong count: its tier, and what it says. Tier 0 is ("fewer" or "more", a setting):
+#: a count for one where all of them are due, or one multiplied once too often. Tiers 1 and 2 are
+#: terms (copies, product of settings) whose sum is the student's count minus the right one.
+_Reading = tuple[int, tuple]
+
+
+def _count_readings(names: list[str]) -> list[_Reading]:
+    """Every explanation of a wrong count this module can state: tier 0 a count for one where all
+    are due (or the reverse), tier 1 copies of one product of settings, tier 2 a sum of two. The
+    simplest tier that explains the count comes first."""
+    readings: list[_Reading] = [(0, (way, name)) for name in names for way in ("fewer", "more")]
+    terms = _monomials(names)
+    readings += [(1, ((k, term),)) for term in terms for k in range(-_MOST_COPIES, _MOST_COPIES + 1) if k]
+    low = [t for t in terms if len(t) <= 2]
+    copies = [k for k in range(-_MOST_COPIES_OF_TWO, _MOST_COPIES_OF_TWO + 1) if k]
+    readings += [(2, ((a, first), (b, second))) for i, first in enumerate(low) for second in low[i + 1:]
+                 for a in copies for b in copies]
+    return readings
+
+
+def _holds(reading: _Reading, values: dict[str, int], s: int, r: int) -> bool:
+    tier, what = reading
+    if tier == 0:
+        way, name = what
+        return r != 0 and (s * values[name] == r if way == "fewer" else r * values[name] == s)
+    return s - r == sum(k * math.prod(values[n] for n in term) for k, term in what)
+
+
+def _say_reading(reading: _Reading, diff: int, probes: int) -> str:
+    tier, what = reading
+    if tier == 0:
+        way, name = what
+        return (f"is exactly `{name}` times too small: a count for one where all `{name}` of them are due"
+                if way == "fewer" else
+                f"is exactly `{name}` times too large: a count multiplied by `{name}` once too often")
+    # Said as a sum that is positive here, its positive terms first.
+    sign = 1 if diff > 0 else -1
+    parts: list[str] = []
+    for k, term in sorted(((sign * k, term) for k, term in what), key=lambda kt: kt[0] < 0):
+        product = ("" if abs(k) == 1 else f"{abs(k)} × ") + " × ".join(f"`{n}`" for n in term)
+        parts.append((product if k > 0 else f"−{product}") if not parts else f"{'+' if k > 0 else '−'} {product}")
+    return (f"is {' '.join(parts)} {'too large' if diff > 0 else 'too small'} ({abs(diff)} here, and the "
+            f"same terms on {probes} other setting{'s' if probes > 1 else ''} tried): a term of that size is "
             f"{'counted that should not be' if diff > 0 else 'left out'}. Check which weights, biases or "
             "LayerNorm parameters of that size the convention counts")
+
+
+def count_difference(s: Any, r: Any, named: list[tuple[str, Any]],
+                     observations: list[tuple[Any, Any, list[tuple[str, Any]]]] = ()) -> str | None:
+    """A wrong count explained in the count's own terms: a count for one block where every block's
+    is due, or copies of a product of the whole-number arguments left out or counted twice
+    (``4 × n_layer × n_embd``: four vectors of size n_embd per layer).
+
+    At one setting of the arguments products coincide (4·n_embd·n_layer = 2·block_size·n_layer
+    when block_size = 2·n_embd), so a reading is stated only when it also explains the student's
+    count on ``observations``: the student's and the right count on other settings, (student,
+    right, named arguments), chosen so that products of different settings differ. Of the readings
+    that survive, the simplest kind is taken; if two of that kind remain, nothing is said.
+    """
+    def whole(x: Any) -> bool:
+        return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+    if not (whole(s) and whole(r)) or int(s) == int(r):
+        return None
+    sizes = _whole_numbers(named)
+    seen = [(dict(sizes), int(s), int(r))]
+    for s2, r2, named2 in observations:
+        if not (whole(s2) and whole(r2)) or [n for n, _ in _whole_numbers(named2)] != [n for n, _ in sizes]:
+            return None                  # a probe the student's count did not answer says nothing
+        seen.append((dict(_whole_numbers(named2)), int(s2), int(r2)))
+    if not sizes or len(seen) < 2:
+        return None                      # one setting cannot tell coincidences from causes
+    survivors = [reading for reading in _count_readings([n for n, _ in sizes])
+                 if all(_holds(reading, v, s_, r_) for v, s_, r_ in seen)]
+    if not survivors:
+        return None
+    simplest = min(tier for tier, _ in survivors)
+    found = [reading for reading in survivors if reading[0] == simplest]
+    if len(found) > 1:
+        return None                      # two readings fit equally: say nothing rather than guess
+    return _say_reading(found[0], int(s) - int(r), len(seen) - 1)
 
 
 def _number_relation(s: Any, r: Any, sizes: list[tuple[int, str]]) -> str | None:
@@ -345,23 +407,38 @@ def notebook_sizes(numbers: dict[str, int]) -> list[tuple[int, str]]:
     return found
 
 
+def _part_of(observations: list[tuple[Any, Any, tuple]], key: Any) -> list[tuple[Any, Any, tuple]]:
+    """The observations narrowed to one part (a tuple index or a dict key) of each result."""
+    found = []
+    for s, r, a in observations:
+        try:
+            found.append((s[key], r[key], a))
+        except (KeyError, IndexError, TypeError):
+            return []                    # a probe whose result lacks the part confirms nothing
+    return found
+
+
 def relation(student: Any, expected: Any, parameters: list[str], args: tuple,
-             extra_sizes: list[tuple[int, str]] = ()) -> str | None:
+             extra_sizes: list[tuple[int, str]] = (),
+             observations: list[tuple[Any, Any, tuple]] = ()) -> str | None:
     """One sentence on how ``student`` relates to ``expected`` (the reference's result on ``args``),
     or ``None`` when no simple relation holds. Tuples are compared part by part; the first
     part that differs and has a relation is described. ``extra_sizes`` (the notebook-level
-    numbers the function reads) explain a factor before the arguments' sizes do."""
+    numbers the function reads) explain a factor before the arguments' sizes do.
+    ``observations``: (student's result, right result, arguments) on probe inputs, which a
+    relation that could hold by coincidence on ``args`` must also fit to be stated."""
     sizes = list(extra_sizes) + _sizes(parameters, args)
     named = list(zip(parameters, args))
     if isinstance(expected, tuple) and isinstance(student, (tuple, list)) and len(student) == len(expected):
         for index, (s, r) in enumerate(zip(student, expected), start=1):
-            found = relation(s, r, parameters, args, extra_sizes)
+            found = relation(s, r, parameters, args, extra_sizes, _part_of(observations, index - 1))
             if found:
                 return found.replace("Your result", f"Value {index} of the {len(expected)} you returned", 1)
         return None
     if isinstance(expected, dict) and isinstance(student, dict):
         for key, r in expected.items():      # the grader's own keys, never the student's
-            found = relation(student.get(key), r, parameters, args, extra_sizes) if key in student else None
+            found = (relation(student.get(key), r, parameters, args, extra_sizes, _part_of(observations, key))
+                     if key in student else None)
             if found:
                 return found.replace("Your result", f"Your `{key}`", 1)
         return None
@@ -369,7 +446,8 @@ def relation(student: Any, expected: Any, parameters: list[str], args: tuple,
         found = _array_relation(student, expected, sizes, named)
     elif isinstance(expected, (int, float, np.number)) and isinstance(student, (int, float, np.number)) \
             and not isinstance(student, bool):
-        found = _number_relation(student, expected, sizes) or count_difference(student, expected, named)
+        found = _number_relation(student, expected, sizes) or count_difference(
+            student, expected, named, [(so, ro, list(zip(parameters, a))) for so, ro, a in observations])
         if found is None and _non_finite_number(student) and not _non_finite_number(expected):
             found = _non_finite_cause(named)
     else:
