@@ -354,13 +354,18 @@ def check_gradient_of_own_loss(
     if grad_right and loss_right and consistent:
         record_evidence()
         return
+    # Each returned value is judged against its right value first: a right gradient beside a wrong
+    # loss is disagreeing with that loss because the loss is wrong, and is said to be right.
+    if not loss_right and grad_right:
+        raise Feedback(f"`{grad_name}` is right, but the loss value is wrong: fix the loss (`{grad_name}` "
+                       "needs no change).")
     if not loss_right and consistent:
         raise Feedback(f"`{grad_name}` is the gradient of your loss, but the loss itself is wrong: "
                        f"fix the loss and check `{grad_name}` again.")
     if not loss_right:
-        raise Feedback(f"Both need work: the loss is wrong, and `{grad_name}` is not the gradient "
-                       "of your own loss either (a finite-difference check of your loss disagrees "
-                       f"with `{grad_name}`).")
+        raise Feedback(f"The loss value is wrong, and `{grad_name}` is wrong too: it is not the gradient of "
+                       f"the right loss, nor of the loss your code returns (a finite-difference check of that "
+                       f"loss disagrees with `{grad_name}`).")
     if not consistent:
         raise Feedback(f"Your loss is right, but `{grad_name}` is not its gradient: nudging "
                        f"`{x_name}` along a random direction changes your loss by a different "
