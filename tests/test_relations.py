@@ -211,6 +211,18 @@ def test_exceptions_are_read_for_their_cause():
     assert crafted == ""
 
 
+def test_a_matrix_product_of_mismatched_sizes_says_what_the_shapes_show_not_a_transpose():
+    from autograder.runtime.error_causes import cause_of
+    hidden, W, b = np.zeros((4, 8, 16)), np.zeros((16, 50)), np.zeros(50)
+    try:
+        hidden.reshape(4, -1) @ W          # image-style flattening: no transpose fixes it
+    except ValueError as exc:
+        said = cause_of(f"ValueError: {exc}", ["hidden", "W_head", "b_head"], (hidden, W, b))
+    assert said.startswith("What the shapes show:") and "transpose" not in said and "wrong order" not in said
+    assert "128 = 8 × 16, axes 1 and 2 of `hidden` together" in said
+    assert "16 (" not in said              # 16 is two axes' size here: where it came from is not said
+
+
 def test_the_judge_names_an_inexact_restore_and_notebook_level_numbers():
     import types
 

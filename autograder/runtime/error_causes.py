@@ -46,9 +46,10 @@ def _broadcast(message: str, _: list[tuple[str, Any]]) -> str | None:
     longer, shorter = (a, b) if len(a) >= len(b) else (b, a)
     axis = _dropped_axis(longer, shorter)
     if axis is not None:
-        return (f"an array of shape {shorter} meets one of shape {longer}: a sum, max or mean over axis "
-                f"{axis} dropped that axis, so the result no longer lines up with the array it came from. "
-                "Keep the axis with `keepdims=True` (or add it back with `[..., None]`).")
+        return (f"an array of shape {shorter} meets one of shape {longer}: the first is the second without "
+                f"its axis {axis}, as a sum, max or mean over axis {axis} without `keepdims=True` makes it, so "
+                "it no longer lines up with the array it came from. Keep the axis with `keepdims=True` (or "
+                "add it back with `[..., None]`).")
     if len(a) == len(b) == 1:
         return (f"two vectors of different lengths ({a[0]} and {b[0]}) meet in one operation: one of them "
                 "was made or sliced with another size than the other.")
@@ -64,13 +65,38 @@ def _assign(message: str, _: list[tuple[str, Any]]) -> str | None:
             "values (check the shape you allocate, e.g. in `np.zeros(...)` or `np.zeros_like(...)`).")
 
 
-def _matmul(message: str, _: list[tuple[str, Any]]) -> str | None:
+def _where_size(size: int, named: list[tuple[str, Any]]) -> str:
+    """' (= ...)' naming the one axis, or run of neighbouring axes, of an argument whose size is
+    ``size``; '' when none has it or several do (a coincidence of sizes is no evidence)."""
+    found = []
+    for name, arg in named:
+        shape = getattr(arg, "shape", None)
+        if not isinstance(arg, np.ndarray) or not shape:
+            continue
+        for start in range(len(shape)):
+            for stop in range(start + 1, len(shape) + 1):
+                dims = shape[start:stop]
+                if int(np.prod(dims)) != size:
+                    continue
+                if len(dims) == 1:
+                    found.append(f"the size of axis {start} of `{name}`")
+                else:
+                    axes = f"{start} and {start + 1}" if len(dims) == 2 else f"{start} to {stop - 1}"
+                    found.append(f"{' × '.join(map(str, dims))}, axes {axes} of `{name}` together")
+    return f" ({size} = {found[0]})" if len(found) == 1 else ""
+
+
+def _matmul(message: str, named: list[tuple[str, Any]]) -> str | None:
     found = (re.search(r"mismatch in its core dimension \d+.*\(size (\d+) is different from (\d+)\)", message)
              or re.search(r"shapes \S+ and \S+ not aligned: (\d+) \(dim \d+\) != (\d+)", message))
     if not found:
         return None
-    return (f"a matrix product whose inner sizes differ ({found.group(1)} and {found.group(2)}): one "
-            "operand needs a transpose, or the two are in the wrong order.")
+    # Several slips give these sizes (an operand transposed or not, merged axes from a reshape, the
+    # operands swapped): the shapes say which sizes met, not which slip made them.
+    a, b = int(found.group(1)), int(found.group(2))
+    return (f"a matrix product met inner sizes that differ: {a}{_where_size(a, named)} and "
+            f"{b}{_where_size(b, named)}. Print both operands' shapes just before the product: the last "
+            "axis of the left one must have the size of the second-to-last axis of the right one.")
 
 
 def _einsum(message: str, _: list[tuple[str, Any]]) -> str | None:
@@ -194,5 +220,6 @@ def cause_of(message: str, parameters: list[str], args: tuple) -> str:
         except Exception:           # a message shaped unlike NumPy's says nothing
             found = None
         if found:
-            return "Likely cause: " + found
+            # A matrix product's sizes fit several slips: what they show is said, not a cause.
+            return ("What the shapes show: " if rule is _matmul else "Likely cause: ") + found
     return ""
