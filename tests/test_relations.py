@@ -211,6 +211,24 @@ def test_exceptions_are_read_for_their_cause():
     assert crafted == ""
 
 
+def test_a_0_1_integer_mask_is_read_as_a_mask_and_a_region_is_never_overstated():
+    rng = np.random.default_rng(5)
+    right = rng.standard_normal((2, 6, 5))
+    mask = np.array([[1, 1, 0, 1, 0, 0], [1, 0, 1, 1, 1, 0]], dtype=np.int64)
+    right[mask == 0] = 0.0
+    student = right.copy()
+    student[mask == 0] = rng.random((int((mask == 0).sum()), 5))    # padded positions not set to 0
+    targets = rng.integers(0, 5, size=mask.shape)
+    said = relation(student, right, ["logits", "targets", "mask"], (right, targets, mask))
+    assert "right where `mask` is 1, but not 0 where `mask` is 0" in said, said
+    # Wrong at five of six indices of an axis, and right at every entry of the sixth: said as such,
+    # never as "right only at" (most entries at the other indices are right too).
+    student = right.copy()
+    student[:, [0, 1, 2, 4, 5], [0, 1, 2, 3, 4]] += 1.0
+    said = relation(student, right, ["x"], (right,))
+    assert "has wrong entries at every index of axis 1 (of size 6) but 3" in said, said
+
+
 def test_a_matrix_product_of_mismatched_sizes_says_what_the_shapes_show_not_a_transpose():
     from autograder.runtime.error_causes import cause_of
     hidden, W, b = np.zeros((4, 8, 16)), np.zeros((16, 50)), np.zeros(50)

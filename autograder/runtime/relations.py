@@ -240,9 +240,13 @@ def _wrong_entries(s: np.ndarray, r: np.ndarray) -> np.ndarray:
 
 
 def _masked_region(s: np.ndarray, r: np.ndarray, named: list[tuple[str, Any]]) -> str | None:
-    """Right wherever a boolean argument is True, wrong only where it is False."""
+    """Right wherever a mask argument keeps a position (True, or 1 in a 0/1 integer mask), wrong
+    only where it leaves one out."""
     wrong = _wrong_entries(s, r)
     for name, arg in named:
+        kept, left = "True", "False"
+        if isinstance(arg, np.ndarray) and arg.dtype.kind in "iu" and arg.size and np.isin(arg, (0, 1)).all():
+            arg, kept, left = arg.astype(bool), "1", "0"
         if not (isinstance(arg, np.ndarray) and arg.dtype.kind == "b" and 0 < arg.ndim <= r.ndim
                 and r.shape[:arg.ndim] == arg.shape and arg.any() and not arg.all()):
             continue
@@ -250,9 +254,9 @@ def _masked_region(s: np.ndarray, r: np.ndarray, named: list[tuple[str, Any]]) -
         if bad.any() and not bad[arg].any():
             left_out = r.reshape(arg.shape + (-1,))[~arg]
             if not np.any(left_out):
-                return (f"is right where `{name}` is True, but not 0 where `{name}` is False: the "
+                return (f"is right where `{name}` is {kept}, but not 0 where `{name}` is {left}: the "
                         f"positions `{name}` leaves out must get exactly 0")
-            return f"is right where `{name}` is True, and wrong only where `{name}` is False"
+            return f"is right where `{name}` is {kept}, and wrong only where `{name}` is {left}"
     return None
 
 
@@ -270,7 +274,8 @@ def _axis_region(s: np.ndarray, r: np.ndarray) -> str | None:
             said = f"is wrong only at index {where} of axis {axis} (of size {n}{', the last index' if bad[-1] == n - 1 else ''})"
         elif 0 < n - len(bad) <= 2 and len(bad) < n:
             good = sorted(set(range(n)) - set(bad.tolist()))
-            said = f"is right only at index {' and '.join(map(str, good))} of axis {axis} (of size {n})"
+            said = (f"has wrong entries at every index of axis {axis} (of size {n}) but "
+                    f"{' and '.join(map(str, good))}")
         else:
             continue
         if best is None or len(bad) < best[0]:
