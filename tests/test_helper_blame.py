@@ -170,3 +170,28 @@ def test_only_a_helper_wrong_on_its_own_inputs_is_blamed():
     assert said == ("Your `softmax` returned wrong values when `cross_entropy_loss` called it in this test: fix "
                     "`softmax` first. `cross_entropy_loss` itself may be right: its result depends on what it "
                     "calls.\n\n`loss` is wrong.")
+
+
+def test_a_call_too_large_to_record_to_a_helper_found_wrong_elsewhere_is_said_as_a_suspicion():
+    x = np.random.default_rng(2).standard_normal((2, 3, 4))
+    wrong = HelperCall("softmax", "cross_entropy_loss", True, (x,), {}, _reference("softmax")(x) * 2)
+    large = [helper_blame.Called("cross_entropy_loss", HelperCall("softmax", "cross_entropy_loss"))]
+    judge = helper_blame.HelperJudge(_reference)
+    # Before the helper is found wrong anywhere, a call by name only lays nothing on it.
+    assert judge.lay("The loss value is wrong.\n\nMore.", large) == "The loss value is wrong.\n\nMore."
+    judge.lay("`loss` is wrong.", [helper_blame.Called("cross_entropy_loss", wrong)])
+    said = judge.lay("The loss value is wrong.\n\nMore.", large)
+    assert said == ("`cross_entropy_loss` calls your `softmax` in this test, on inputs too large to check again, "
+                    "and `softmax` returned wrong values in another test: fix `softmax` first, then see whether "
+                    "this test still fails.\n\nThe loss value is wrong.")
+
+
+def test_a_reference_run_on_the_students_inputs_is_bounded_outside_the_grader():
+    import time
+    started = time.monotonic()
+    # A mask for 200,000 positions is 40 GB: the child runs out of its address space, not the grader.
+    huge = HelperCall("causal_mask", "greedy_next_token", True, (200_000,), {}, np.ones((2, 2), dtype=bool))
+    assert helper_blame.wrong_on_own_inputs(huge, _reference("causal_mask")) is False
+    assert helper_blame.bounded(lambda: [0 for _ in iter(int, 1)]) is None       # endless: abandoned
+    assert time.monotonic() - started < helper_blame.CHECK_SECONDS * 3
+    assert helper_blame.bounded(lambda: True) is True and helper_blame.bounded(lambda: False) is False

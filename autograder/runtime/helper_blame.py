@@ -14,6 +14,11 @@ The sentence names no input value: recorded inputs are hidden ones.
 """
 from __future__ import annotations
 
+import os
+import resource
+import select
+import signal
+import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -30,6 +35,8 @@ HELPER_RTOL = 1e-4
 HELPER_ATOL = 1e-7
 #: Reference runs on recorded inputs per student, at most: the check costs milliseconds.
 MAX_CHECKS = 24
+#: Seconds of reference runs on recorded inputs per student, at most (each run is bounded too).
+CHECK_BUDGET_SECONDS = 10.0
 #: Recorded helper calls kept per hidden test (the rest by name only).
 KEPT_PER_TEST = 8
 
@@ -92,17 +99,69 @@ def _same(value: Any, right: Any) -> bool:
         return False
 
 
+#: What one reference run on recorded inputs may cost: the inputs are the student's choice (a
+#: ``causal_mask(40_000)`` is one small integer in, ten gigabytes out), so the run happens in a
+#: forked child with its own address-space and CPU limits, and is abandoned past its wall time.
+CHECK_MEMORY_BYTES = 1 << 30
+CHECK_SECONDS = 5
+
+
 def wrong_on_own_inputs(call: HelperCall, reference: Callable) -> bool:
     """Whether the helper's recorded output differs from ``reference`` on the recorded inputs.
-    No record, or inputs the reference cannot take, is no evidence: ``False``."""
+    No record, inputs the reference cannot take, or a run past its bounds is no evidence: ``False``."""
     if not call.recorded:
         return False
-    try:
+
+    def differs() -> bool:
         with np.errstate(all="ignore"):
             right = reference(*call.args, **call.kwargs)
-    except Exception:   # inputs outside the helper's contract: nothing can be said of it
-        return False
-    return not _same(call.value, right)
+        return not _same(call.value, right)
+    return bounded(differs) is True
+
+
+def _address_space() -> int:
+    """This process's virtual size in bytes (0 if unknown)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as handle:
+            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def bounded(check: Callable[[], bool]) -> bool | None:
+    """``check()`` run in a forked child limited to ``CHECK_MEMORY_BYTES`` more address space and
+    ``CHECK_SECONDS`` of CPU and wall time: its answer, or ``None`` if it raised or ran past them
+    (the grader's own process never holds what a student's inputs make the reference build)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:                         # the child: answer one byte, then leave without cleanup
+        answer = b""
+        try:
+            os.close(read)
+            limit = _address_space() + CHECK_MEMORY_BYTES
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            resource.setrlimit(resource.RLIMIT_CPU, (CHECK_SECONDS, CHECK_SECONDS))
+            answer = b"1" if check() else b"0"
+        except BaseException:            # out of memory, a refusal, anything: no answer
+            pass
+        finally:
+            try:
+                os.write(write, answer)
+            finally:
+                os._exit(0)
+    os.close(write)
+    try:
+        ready, _, _ = select.select([read], [], [], CHECK_SECONDS + 1)
+        answer = os.read(read, 1) if ready else b""
+    finally:
+        os.close(read)
+        if not answer:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        os.waitpid(pid, 0)
+    return {b"1": True, b"0": False}.get(answer)
 
 
 class HelperJudge:
@@ -112,6 +171,9 @@ class HelperJudge:
     def __init__(self, reference_of: Callable[[str], Callable | None]) -> None:
         self._reference_of = reference_of
         self._runs = 0
+        self._seconds = 0.0
+        #: Helpers found wrong on their own inputs in some test of this student's run.
+        self._found_wrong: set[str] = set()
 
     def examine(self, calls: Sequence[Called]) -> tuple[tuple[str, str, str], ...]:
         """Of a failed test's ``calls``, the (helper, function under test, direct caller) whose
@@ -119,16 +181,30 @@ class HelperJudge:
         wrong_here, found = [], set()
         for called in calls:
             pair = called.names[:2]
-            if pair in found or not called.call.recorded or self._runs >= MAX_CHECKS:
+            if pair in found or not called.call.recorded or self._runs >= MAX_CHECKS \
+                    or self._seconds >= CHECK_BUDGET_SECONDS:
                 continue
             reference = self._reference_of(called.call.helper)
             if reference is None:
                 continue
             self._runs += 1
-            if wrong_on_own_inputs(called.call, reference):
+            started = time.monotonic()
+            wrong = wrong_on_own_inputs(called.call, reference)
+            self._seconds += time.monotonic() - started
+            if wrong:
                 found.add(pair)
                 wrong_here.append(called.names)
+                self._found_wrong.add(called.call.helper)
         return tuple(wrong_here)
+
+    def suspected(self, calls: Sequence[Called]) -> tuple[tuple[str, str, str], ...]:
+        """Of a failed test's ``calls``, those not recorded (inputs too large to copy) to a helper
+        already found wrong on its own inputs in another test of this run."""
+        seen: dict[tuple[str, str], tuple[str, str, str]] = {}
+        for called in calls:
+            if not called.call.recorded and called.call.helper in self._found_wrong:
+                seen.setdefault(called.names[:2], called.names)
+        return tuple(seen.values())
 
     def lay(self, message: str, calls: Sequence[Called]) -> str:
         """``message`` of a failed test, led by the blame of the helpers at fault in it when there
@@ -136,10 +212,19 @@ class HelperJudge:
         caller's result for slips of its own, which a wrong helper inside makes meaningless); else
         ``message``. A helper found wrong only in another test is not named: its inputs here were
         not judged, and the caller's fault here may be its own."""
-        said = sentence(self.examine(calls))
+        said = sentence(self.examine(calls)) or suspicion(self.suspected(calls))
         if not said:
             return message
         return said + "\n\n" + message.split("\n\n", 1)[0]
+
+
+def suspicion(in_test: Sequence[tuple[str, str, str]]) -> str:
+    """'' or the sentence for helpers found wrong in another test and called in this one on inputs
+    too large to check again: what is known, said as no more than that."""
+    lines = [f"`{function}` calls your `{helper}` in this test, on inputs too large to check again, and "
+             f"`{helper}` returned wrong values in another test: fix `{helper}` first, then see whether "
+             "this test still fails." for helper, function, _ in in_test]
+    return " ".join(lines)
 
 
 def sentence(in_test: Sequence[tuple[str, str, str]]) -> str:

@@ -7,7 +7,7 @@ here is the evidence one kind of hint needs; it reads only the student's and the
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -41,3 +41,18 @@ def differs_only_in_rows(got: Any, right: Any, rows: np.ndarray, *, rtol: float 
     off = ~np.isclose(g, r, rtol=rtol, atol=atol)
     off_rows = off.reshape(*rows.shape, -1).any(axis=-1)
     return bool(off_rows.any()) and not bool((off_rows & ~rows).any())
+
+
+def right_without_the_feature(again: Callable[[], Any], right: Any, *, rtol: float = 1e-6,
+                              atol: float = 1e-9) -> bool:
+    """Whether the student's function, called once more on the same inputs with the feature a hint is
+    about taken out (the tiny probabilities raised to ordinary ones), gives the right result there.
+    Only then does the failure lie in that feature: a loss divided by the wrong count is also below
+    the right one, and wrong without any tiny probability too. ``again`` makes that call; any error
+    in it is no evidence."""
+    try:
+        got = again()
+        g, r = np.asarray(got, dtype=np.float64), np.asarray(right, dtype=np.float64)
+    except Exception:               # the student's error, or a result that is no number: no evidence
+        return False
+    return g.shape == r.shape and bool(np.isfinite(g).all()) and bool(np.allclose(g, r, rtol=rtol, atol=atol))

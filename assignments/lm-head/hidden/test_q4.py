@@ -11,7 +11,7 @@ import pytest
 import solutions as ref
 from autograder.runtime.compare import check_array, check_number, explained
 from autograder.runtime.hint_evidence import (differs_only_in_rows, non_finite_where_right_is_finite,
-                                              within_what_tiny_terms_allow)
+                                              right_without_the_feature, within_what_tiny_terms_allow)
 from autograder.runtime.judge import call, check_gradient_of_own_loss, expect, unpack
 from autograder.runtime.tolerances import SCALAR_ATOL, SCALAR_RTOL
 
@@ -92,6 +92,7 @@ def test_targets_with_tiny_probabilities(student, rng):
     logits = rng.standard_normal((2, 4, 15)) * 2
     targets = _targets(rng, 2, 4, 15)
     rows = np.arange(4)
+    plain = logits.copy()                   # the same batch without the tiny probabilities
     logits[0, rows, targets[0]] = logits[0].max(axis=-1) - rng.uniform(100.0, 300.0, size=4)
     tiny = np.zeros(targets.shape, dtype=bool)
     tiny[0] = True
@@ -99,7 +100,9 @@ def test_targets_with_tiny_probabilities(student, rng):
     tiny_total = float(_position_losses(logits, targets)[tiny].sum()) / targets.size
     _check_against_reference(
         student, (logits, targets), TINY,
-        loss_shows=lambda got, right: within_what_tiny_terms_allow(got, right, -1, tiny_total),
+        loss_shows=lambda got, right: within_what_tiny_terms_allow(got, right, -1, tiny_total) and
+        right_without_the_feature(lambda: unpack(call(student, FUNCTION, plain, targets), FUNCTION,
+                                                 ("loss", "dlogits"))[0], ref.cross_entropy_loss(plain, targets)[0]),
         dlogits_shows=lambda got, right: differs_only_in_rows(got, right, tiny))
 
 

@@ -56,9 +56,12 @@ def test_gradients_agree_with_your_own_head(student, rng, B, T, C, V):
             raise Feedback(structure.message)
         scalar = lambda z, forward=forward: float(np.sum(upstream * np.asarray(forward(z), dtype=np.float64)))
         if not projection_check(scalar, x, rng, grad=grad).passed:
-            raise Feedback(f"`{name}` does not match a finite-difference check of your own `lm_head`: "
-                           "either the backward formula or the forward pass is off. Compare the shapes "
-                           "each one contracts over.")
+            # Your lm_head was right at two points above, so the fault is this gradient's formula; its
+            # verdict against the right gradient says how (a factor, a sum where a mean is due, ...).
+            expect(check_array(name, grad, want), function="lm_head_backward",
+                   make_args=lambda: (hidden, W, upstream), output=grads)
+            raise Feedback(f"`{name}` does not match a finite-difference check of your own `lm_head`, "
+                           "which gives the right logits: the backward formula for it is off.")
         if not check_array(name, grad, want).ok:
             raise Feedback(f"`{name}` agrees with your `lm_head` near this input but is not its gradient: "
                            "check it on other inputs of the same shapes.")

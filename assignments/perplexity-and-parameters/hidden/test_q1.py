@@ -4,7 +4,7 @@ import pytest
 
 import solutions as ref
 from autograder.runtime.compare import check_number, explained
-from autograder.runtime.hint_evidence import within_what_tiny_terms_allow
+from autograder.runtime.hint_evidence import right_without_the_feature, within_what_tiny_terms_allow
 from autograder.runtime.judge import call, expect
 from autograder.runtime.tolerances import SCALAR_ATOL, SCALAR_RTOL
 
@@ -43,10 +43,12 @@ def test_tiny_probabilities_are_taken_exactly(student, rng):
     args = (np.concatenate([10.0 ** -rng.uniform(100, 300, size=5), rng.uniform(0.1, 1.0, size=5)]),)
     out = call(student, "sequence_log_prob", *args)
     right = ref.sequence_log_prob(*args)
+    plain = np.concatenate([rng.uniform(0.1, 1.0, size=5), args[0][5:]])   # no tiny conditional
     # An epsilon or a clip raises only the tiny conditionals' logs, by at most their whole size.
     tiny_total = float(-np.log(args[0][:5]).sum())
     expect(explained(check_number("log_prob", out, right, rtol=SCALAR_RTOL, atol=SCALAR_ATOL),
                      "Here some conditionals are as small as 1e-300: their logs must be exact, so add no "
                      "epsilon inside the log and clip nothing (a log of a positive float64 is always finite).",
-                     lambda: within_what_tiny_terms_allow(out, right, +1, tiny_total)),
+                     lambda: within_what_tiny_terms_allow(out, right, +1, tiny_total) and right_without_the_feature(
+                         lambda: call(student, "sequence_log_prob", plain), ref.sequence_log_prob(plain))),
            function="sequence_log_prob", make_args=lambda: args, output=out)

@@ -4,7 +4,8 @@ import pytest
 
 import solutions as ref
 from autograder.runtime.compare import check_array, check_number, explained
-from autograder.runtime.hint_evidence import differs_only_in_rows, within_what_tiny_terms_allow
+from autograder.runtime.hint_evidence import (differs_only_in_rows, right_without_the_feature,
+                                              within_what_tiny_terms_allow)
 from autograder.runtime.judge import call, expect, unpack
 from autograder.runtime.tolerances import SCALAR_ATOL, SCALAR_RTOL
 
@@ -59,6 +60,7 @@ def test_scored_targets_with_tiny_probabilities(student, rng):
     """Scored targets 100 to 300 below their row's maximum: exact in float64, changed by any epsilon
     or clip inside the log."""
     logits, targets, mask = _padded_batch(rng, 3, 5, 12)
+    plain = logits.copy()                   # the same batch without the tiny probabilities
     for b in range(3):                      # position 0 is always scored
         logits[b, 0, targets[b, 0]] = logits[b, 0].max() - rng.uniform(100.0, 300.0)
     tiny = np.zeros(mask.shape, dtype=bool)
@@ -72,7 +74,9 @@ def test_scored_targets_with_tiny_probabilities(student, rng):
            "tiny but exact in float64, and an epsilon added inside the log or a clip of the probabilities "
            "changes their loss. Take the log of the probability itself, or compute log-probabilities as "
            "`x - max - log(sum(exp(x - max)))`.",
-           loss_shows=lambda got, right: within_what_tiny_terms_allow(got, right, -1, tiny_total),
+           loss_shows=lambda got, right: within_what_tiny_terms_allow(got, right, -1, tiny_total) and
+           right_without_the_feature(lambda: call(student, "masked_cross_entropy", plain, targets, mask)[0],
+                                     ref.masked_cross_entropy(plain, targets, mask)[0]),
            dlogits_shows=lambda got, right: differs_only_in_rows(got, right, tiny))
 
 
