@@ -229,6 +229,22 @@ def test_a_0_1_integer_mask_is_read_as_a_mask_and_a_region_is_never_overstated()
     assert "has wrong entries at every index of axis 1 (of size 6) but 3" in said, said
 
 
+def test_a_formula_of_a_single_number_and_every_second_entry_skipped_are_named():
+    from autograder.runtime.diagnosis import whole_number_probes
+    from autograder.runtime.error_causes import cause_of
+    right, wrong = (lambda x: float(np.exp(x))), (lambda x: float(np.sqrt(x)))
+    args = (2.7,)
+    seen = [(wrong(*p), right(*p), p) for p in whole_number_probes(args)]
+    said = relation(wrong(*args), right(*args), ["mean_nll"], args, (), seen)
+    assert said.startswith("Your result is `np.sqrt(mean_nll)`, here and on 2 other values of `mean_nll` tried"), said
+    assert relation(wrong(*args), right(*args), ["mean_nll"], args) is None     # one value fits many formulas
+    r = np.arange(1.0, 13.0).reshape(3, 4)
+    s = r.copy()
+    s.reshape(-1)[1::2] = 0.0
+    assert "right at every second entry" in relation(s, r, ["x"], (r,))
+    assert "math.log(0.0)" in cause_of("ValueError: math domain error", ["p"], (np.zeros(3),))
+
+
 def test_a_matrix_product_of_mismatched_sizes_says_what_the_shapes_show_not_a_transpose():
     from autograder.runtime.error_causes import cause_of
     hidden, W, b = np.zeros((4, 8, 16)), np.zeros((16, 50)), np.zeros(50)

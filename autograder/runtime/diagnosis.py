@@ -318,19 +318,26 @@ def diagnose(
 _PROBE_SCALES = ((2, 3, 5, 7, 11, 13, 17), (19, 23, 29, 31, 37, 41, 43))
 
 
+#: How each probe moves a single float argument: to values unrelated to the test's own.
+_FLOAT_MOVES = ((0.61, 0.3), (1.3, 0.05))
+
+
 def whole_number_probes(args: tuple) -> list[tuple]:
     """``args`` with every whole-number argument scaled by its own prime, once per row of
-    ``_PROBE_SCALES`` ([] when no argument is a whole number): inputs on which a coincidence of
-    the test's sizes no longer holds."""
+    ``_PROBE_SCALES`` (and a lone float argument moved by ``_FLOAT_MOVES``); [] when no argument
+    is a number: inputs on which a coincidence of the test's values no longer holds."""
     whole = [i for i, a in enumerate(args)
              if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)) and int(a) >= 1]
-    if not whole or len(whole) > len(_PROBE_SCALES[0]):
+    lone_float = len(args) == 1 and isinstance(args[0], (float, np.floating))
+    if len(whole) > len(_PROBE_SCALES[0]) or not (whole or lone_float):
         return []
     probes = []
-    for scales in _PROBE_SCALES:
+    for scales, (times, plus) in zip(_PROBE_SCALES, _FLOAT_MOVES):
         changed = list(args)
         for i, scale in zip(whole, scales):
             changed[i] = int(args[i]) * scale
+        if not whole:
+            changed[0] = float(args[0]) * times + plus
         probes.append(tuple(changed))
     return probes
 
@@ -368,7 +375,7 @@ def relation_feedback(function: str, make_args: Callable[[], tuple], student_out
     if run is None:
         return ""
     parameters, args = parameters_of(reference), tuple(make_args())
-    observations = _observed(reference, call_student, args) if _is_count(run[0]) and _has_whole_numbers(args) else []
+    observations = _observed(reference, call_student, args) if _is_count(run[0]) or _is_number(run[0]) else []
     found = relation(student_output, run[0], parameters, args, notebook_sizes(numbers_read or {}),
                      observations) or operand_relation(student_output, reference, run[0], parameters, args)
     return found or ""
@@ -380,8 +387,6 @@ def _is_count(result: Any) -> bool:
     return any(isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)) for p in parts)
 
 
-def _has_whole_numbers(args: tuple) -> bool:
-    return any(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)) for a in args)
 
 
 def transposed_argument_feedback(function: str, call_student: Callable[[tuple], Any], args: tuple) -> str:

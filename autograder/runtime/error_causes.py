@@ -205,9 +205,17 @@ def _division(message: str, named: list[tuple[str, Any]]) -> str | None:
     return "a division by a count or a size that is 0 here."
 
 
+def _math_domain(message: str, _: list[tuple[str, Any]]) -> str | None:
+    if "math domain error" not in message:
+        return None
+    return ("a function of Python's `math` module (`math.log`, `math.sqrt`) was given a number outside its "
+            "domain, such as `math.log(0.0)`. A product of many probabilities is exactly 0 in float64 once "
+            "it falls below about 1e-308, so take the log of each probability and add the logs.")
+
+
 _RULES: tuple[Callable[[str, list[tuple[str, Any]]], str | None], ...] = (
     _broadcast, _assign, _matmul, _einsum, _index, _too_many_indices, _reshape, _allocation,
-    _float_index, _ambiguous, _cast, _division)
+    _float_index, _ambiguous, _cast, _division, _math_domain)
 
 
 def cause_of(message: str, parameters: list[str], args: tuple) -> str:

@@ -126,8 +126,54 @@ def _array_relation(s: np.ndarray, r: np.ndarray, sizes: list[tuple[int, str]],
     if r.ndim == 2 and r.shape[0] == r.shape[1] and _close(s64, r64.T):
         return "is the transpose of the right result"
     return (_shift(s64, r64) or _rows_moved(s64, r64) or (_normalised_elsewhere(s64, r64) if floats else None)
-            or _masked_region(s64, r64, named) or (_rounding_sized(s64, r64) if floats else None)
-            or _axis_region(s64, r64))
+            or _masked_region(s64, r64, named) or _every_other(s64, r64)
+            or (_rounding_sized(s64, r64) if floats else None) or _axis_region(s64, r64))
+
+
+def _every_other(s: np.ndarray, r: np.ndarray) -> str | None:
+    """Right at every second entry (in memory order) and 0 at the others: half the entries skipped."""
+    flat_s, flat_r = s.reshape(-1), r.reshape(-1)
+    if flat_r.size < 6:
+        return None
+    for start in (0, 1):
+        kept = np.zeros(flat_r.size, dtype=bool)
+        kept[start::2] = True
+        if _close(flat_s[kept], flat_r[kept]) and not np.any(flat_s[~kept]) and np.any(flat_r[~kept]):
+            return (f"is right at every second entry (in row-major order, from entry {start}) and 0 at the "
+                    "others: every second entry was skipped, as a loop or a slice that advances two entries "
+                    "at a time does")
+    return None
+
+
+#: Formulas a student may apply to a single number where another is asked (``sqrt`` for ``exp``).
+_SCALAR_FORMULAS: tuple[tuple[str, Callable[[float], float]], ...] = (
+    ("np.exp({})", math.exp), ("np.sqrt({})", math.sqrt), ("np.log({})", math.log), ("2 ** {}", lambda x: 2.0 ** x),
+    ("10 ** {}", lambda x: 10.0 ** x), ("np.exp(-{})", lambda x: math.exp(-x)), ("{} ** 2", lambda x: x * x),
+    ("1 / {}", lambda x: 1 / x), ("-{}", lambda x: -x), ("{}", lambda x: x), ("np.log2({})", math.log2),
+    ("np.log10({})", math.log10), ("np.exp({} / 2)", lambda x: math.exp(x / 2)))
+
+
+def _scalar_formula(s: Any, named: list[tuple[str, Any]],
+                    observations: list[tuple[Any, Any, tuple]]) -> str | None:
+    """The student's number as a simple formula of the function's single number argument, on this
+    input and on every probe (one value fits many formulas; several values fit one)."""
+    numbers = [(name, a) for name, a in named if isinstance(a, (float, np.floating))]
+    if len(named) != 1 or len(numbers) != 1 or not observations:
+        return None
+    name, x = numbers[0]
+
+    def fits(formula: Callable[[float], float], value: float, out: Any) -> bool:
+        try:
+            want, got = formula(float(value)), float(out)
+        except (ValueError, OverflowError, ZeroDivisionError, TypeError):
+            return False
+        return math.isfinite(want) and math.isclose(got, want, rel_tol=_RTOL, abs_tol=_ATOL)
+    found = [text for text, formula in _SCALAR_FORMULAS
+             if fits(formula, x, s) and all(fits(formula, a[0], so) for so, _, a in observations)]
+    if len(found) != 1:
+        return None
+    return (f"is `{found[0].format(name)}`, here and on {len(observations)} other value"
+            f"{'s' if len(observations) > 1 else ''} of `{name}` tried: another formula than the one asked for")
 
 
 def _rounding_sized(s: np.ndarray, r: np.ndarray) -> str | None:
@@ -281,6 +327,13 @@ def _axis_region(s: np.ndarray, r: np.ndarray) -> str | None:
         if best is None or len(bad) < best[0]:
             best = (len(bad), said)
     return best[1] if best else None
+
+
+def _same_number(a: Any, b: Any) -> bool:
+    try:
+        return math.isclose(float(a), float(b), rel_tol=_RTOL, abs_tol=_ATOL)
+    except (TypeError, ValueError, OverflowError):
+        return False
 
 
 def _non_finite_number(x: Any) -> bool:
@@ -452,7 +505,8 @@ def relation(student: Any, expected: Any, parameters: list[str], args: tuple,
     elif isinstance(expected, (int, float, np.number)) and isinstance(student, (int, float, np.number)) \
             and not isinstance(student, bool):
         found = _number_relation(student, expected, sizes) or count_difference(
-            student, expected, named, [(so, ro, list(zip(parameters, a))) for so, ro, a in observations])
+            student, expected, named, [(so, ro, list(zip(parameters, a))) for so, ro, a in observations]) \
+            or (_scalar_formula(student, named, observations) if not _same_number(student, expected) else None)
         if found is None and _non_finite_number(student) and not _non_finite_number(expected):
             found = _non_finite_cause(named)
     else:
