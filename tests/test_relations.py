@@ -24,6 +24,25 @@ def test_a_factor_is_named_with_where_it_comes_from():
     assert "opposite sign" in relation(-right, right, PARAMS, ARGS)
 
 
+def test_a_factor_two_different_quantities_give_is_not_put_down_to_either():
+    logits = RNG.standard_normal((3, 6, 10))
+    mask = np.zeros((3, 6), dtype=bool)
+    mask[:, :3] = True
+    mask[0, 3] = True                    # 10 kept positions: as many as the vocabulary has entries
+    params, args = ["logits", "targets", "mask"], (logits, np.zeros((3, 6), dtype=np.int64), mask)
+    right = 1.7
+    # Divided by B = 3 where M = 10 was due: 10/3 is also V/B (and 60/18). Neither reading is stated.
+    said = relation(right * 10 / 3, right, params, args)
+    assert said is None, said
+    said = relation(np.full((3, 6, 10), 0.5) * 10 / 3, np.full((3, 6, 10), 0.5), params, args)
+    assert "60/18" not in said and "10/3" not in said and "constant factor (3.333)" in said, said
+    mask[0, 3] = False                   # 9 kept: 9/3 = 3 is also B; 3 is put down to neither
+    assert "(3 =" not in (relation(np.full((3, 6, 10), 1.5), np.full((3, 6, 10), 0.5), params, args) or "")
+    mask[1, 4] = mask[2, 4] = mask[1, 5] = mask[2, 5] = True    # 13 kept: a count nothing else gives
+    said = relation(right * 13 / 3, right, params, args)
+    assert "times 13/3 (13 = the number of True entries of `mask`" in said, said
+
+
 def test_scalars_name_only_ratios_with_a_meaning():
     assert "base 2" in relation(1.2 / math.log(2), 1.2, PARAMS, ARGS)
     assert "6 times too large (6 = 2 × 3" in relation(7.2, 1.2, PARAMS, ARGS)

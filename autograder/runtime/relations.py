@@ -34,14 +34,21 @@ def _close(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=_RTOL, atol=_ATOL))
 
 
-def _sizes(parameters: list[str], args: tuple) -> list[tuple[int, str]]:
+#: A size the inputs offer: its value, how to say where it comes from, and what it is made of
+#: (each axis size or mask count it multiplies), so two descriptions of the same quantity are
+#: known to be one explanation, and two different ones a coincidence.
+Size = tuple[int, str, tuple[str, ...]]
+
+
+def _sizes(parameters: list[str], args: tuple) -> list[Size]:
     """Sizes an argument's shape offers, each with a description: single axes and products of neighbours."""
-    found: list[tuple[int, str]] = []
+    found: list[Size] = []
     for name, arg in zip(parameters, args):
         if not isinstance(arg, np.ndarray) or arg.ndim == 0:
             continue
         if arg.dtype.kind == "b" and arg.any():
-            found.append((int(arg.sum()), f"the number of True entries of `{name}`, the positions it keeps"))
+            found.append((int(arg.sum()), f"the number of True entries of `{name}`, the positions it keeps",
+                          (f"{name}:kept",)))
         shape = arg.shape
         for start, stop in itertools.combinations(range(len(shape) + 1), 2):
             dims = shape[start:stop]
@@ -53,15 +60,51 @@ def _sizes(parameters: list[str], args: tuple) -> list[tuple[int, str]]:
             else:
                 axes = f"axes {start} and {start + 1}" if len(dims) == 2 else f"axes {start} to {stop - 1}"
                 what = f"{' × '.join(map(str, dims))}, the sizes of {axes} of `{name}`"
-            found.append((size, what))
+            # Axes of one size count as one quantity (targets' (B, T) are logits' first two axes);
+            # a mask's count of kept positions is another quantity, whatever its value.
+            found.append((size, what, tuple(f"axis of {dim}" for dim in dims)))
     return found
 
 
-def _factor_phrase(c: float, sizes: list[tuple[int, str]], one_value: bool = False) -> str | None:
+def _ways(c: float, sizes: list[Size]) -> list[tuple[tuple[int, int], str, tuple]]:
+    """Each way ``c`` is one size or a ratio of two, as ((numerator, denominator), where each comes
+    from, the axes it reduces to): ``60/18`` over axes (1, 2) and (0, 1) of one array reduces to
+    axis 2 over axis 0, the same quantity as ``10/3`` over those two axes."""
+    found = []
+    for size, what, atoms in sizes:
+        if size >= 2 and abs(c - size) < 1e-6 * size:
+            found.append(((size, 1), f"{size} = {what}", (tuple(sorted(atoms)), ())))
+    for (a, what_a, atoms_a), (b, what_b, atoms_b) in itertools.permutations(sizes, 2):
+        if a != b and b >= 2 and abs(c - a / b) < 1e-6 * abs(c):
+            top, bottom = list(atoms_a), list(atoms_b)
+            for atom in atoms_b:
+                if atom in top:
+                    top.remove(atom)
+                    bottom.remove(atom)
+            found.append(((a, b), f"{a} = {what_a}; {b} = {what_b}", (tuple(sorted(top)), tuple(sorted(bottom)))))
+    return found
+
+
+def _one_way(c: float, sizes: list[Size], notebook: int) -> tuple[tuple[int, int], str] | None:
+    """Where ``c`` comes from, when it comes from one quantity only: a size the student's own
+    notebook-level numbers give (the first ``notebook`` entries of ``sizes``) first, else the one
+    reduced reading of the inputs' sizes, said as simply as it can be; None when two different
+    readings fit (a coincidence of this input's sizes is no evidence of either)."""
+    mine = _ways(c, sizes[:notebook])
+    if mine:
+        return mine[0][:2]
+    ways = _ways(c, sizes[notebook:])
+    if len({key for _, _, key in ways}) != 1:
+        return None
+    ratio, said, _ = min(ways, key=lambda way: way[0][1] != 1)     # one size before a ratio of two
+    return ratio, said
+
+
+def _factor_phrase(c: float, sizes: list[Size], one_value: bool = False, notebook: int = 0) -> str | None:
     """``c`` as people say it: 'the opposite sign', 'N times too large' (with where N comes from), a log base.
 
     For ``one_value`` (a single number) any ratio holds, so only a ratio with a meaning is named:
-    a sign, a log base, or a whole factor that is one of the inputs' sizes.
+    a sign, a log base, or a factor that one quantity of the inputs gives.
     """
     if abs(c + 1) < 1e-6:
         return "has the opposite sign of the right values"
@@ -74,22 +117,21 @@ def _factor_phrase(c: float, sizes: list[tuple[int, str]], one_value: bool = Fal
         k = round(abs(value))
         if k >= 2 and abs(abs(value) - k) < 1e-6 * k:
             sign = " and of the opposite sign" if value < 0 else ""
-            where = next((what for size, what in sizes if size == k), None)
+            where = _one_way(float(k), sizes, notebook)
             if one_value and where is None:
                 return None
-            return (f"is exactly {k} times too {larger}{sign}"
-                    + (f" ({k} = {where})" if where else ""))
-    for (a, what_a), (b, what_b) in itertools.permutations(sizes, 2):
-        if a != b and abs(c - a / b) < 1e-6 * abs(c):
-            return (f"is the right result times {a}/{b} ({a} = {what_a}; {b} = {what_b}): "
-                    f"divided by {b} where {a} was due, or the reverse")
+            return f"is exactly {k} times too {larger}{sign}" + (f" ({where[1]})" if where else "")
+    where = _one_way(abs(c), sizes, notebook)
+    if where is not None and where[0][1] != 1:
+        (a, b), said = where
+        return f"is the right result times {a}/{b} ({said}): divided by {b} where {a} was due, or the reverse"
     if one_value:
         return None
     return f"is the right result times one constant factor ({c:.4g}) at every entry"
 
 
-def _array_relation(s: np.ndarray, r: np.ndarray, sizes: list[tuple[int, str]],
-                    named: list[tuple[str, Any]] = ()) -> str | None:
+def _array_relation(s: np.ndarray, r: np.ndarray, sizes: list[Size],
+                    named: list[tuple[str, Any]] = (), notebook: int = 0) -> str | None:
     # A relation needs several entries to be evidence (one entry is a multiple of any other).
     # Whole numbers such as token ids are only ever moved: scaling or offsetting them means nothing.
     if s.dtype.kind not in "biuf" or r.dtype.kind not in "biuf" or s.size < 4:
@@ -116,7 +158,7 @@ def _array_relation(s: np.ndarray, r: np.ndarray, sizes: list[tuple[int, str]],
     if floats and norm > 0:
         c = float(np.vdot(s64, r64)) / norm
         if abs(c - 1) > 1e-6 and _close(s64, c * r64):
-            return _factor_phrase(c, sizes)
+            return _factor_phrase(c, sizes, notebook=notebook)
     d = s64 - r64
     if floats and _close(d, np.full_like(d, d.flat[0])):
         return "differs from the right values by the same constant everywhere"
@@ -439,7 +481,7 @@ def count_difference(s: Any, r: Any, named: list[tuple[str, Any]],
     return _say_reading(found[0], int(s) - int(r), len(seen) - 1)
 
 
-def _number_relation(s: Any, r: Any, sizes: list[tuple[int, str]]) -> str | None:
+def _number_relation(s: Any, r: Any, sizes: list[Size], notebook: int = 0) -> str | None:
     if isinstance(r, (int, np.integer)):          # a count or an id: no ratio means anything
         return None
     try:
@@ -448,7 +490,7 @@ def _number_relation(s: Any, r: Any, sizes: list[tuple[int, str]]) -> str | None
         return None
     if not (math.isfinite(fs) and math.isfinite(fr)) or fr == 0 or math.isclose(fs, fr, rel_tol=_RTOL, abs_tol=_ATOL):
         return None
-    found = _factor_phrase(fs / fr, sizes, one_value=True)
+    found = _factor_phrase(fs / fr, sizes, one_value=True, notebook=notebook)
     if found is None and fs > 0 and fr > 0 and abs(math.log(fr)) > 1e-6:
         power = math.log(fs) / math.log(fr)
         for factor, meaning in _LOG_FACTORS:
@@ -457,11 +499,12 @@ def _number_relation(s: Any, r: Any, sizes: list[tuple[int, str]]) -> str | None
     return found
 
 
-def notebook_sizes(numbers: dict[str, int]) -> list[tuple[int, str]]:
+def notebook_sizes(numbers: dict[str, int]) -> list[Size]:
     """Sizes the notebook-level numbers a function reads offer: each, and each product of two."""
-    found = [(value, f"your notebook-level `{name}`") for name, value in sorted(numbers.items())]
+    found: list[Size] = [(value, f"your notebook-level `{name}`", (f"notebook:{name}",))
+                         for name, value in sorted(numbers.items())]
     for (a, va), (b, vb) in itertools.combinations(sorted(numbers.items()), 2):
-        found.append((va * vb, f"{va} × {vb}, your notebook-level `{a}` × `{b}`"))
+        found.append((va * vb, f"{va} × {vb}, your notebook-level `{a}` × `{b}`", (f"notebook:{a}", f"notebook:{b}")))
     return found
 
 
@@ -477,7 +520,7 @@ def _part_of(observations: list[tuple[Any, Any, tuple]], key: Any) -> list[tuple
 
 
 def relation(student: Any, expected: Any, parameters: list[str], args: tuple,
-             extra_sizes: list[tuple[int, str]] = (),
+             extra_sizes: list[Size] = (),
              observations: list[tuple[Any, Any, tuple]] = ()) -> str | None:
     """One sentence on how ``student`` relates to ``expected`` (the reference's result on ``args``),
     or ``None`` when no simple relation holds. Tuples are compared part by part; the first
@@ -501,10 +544,10 @@ def relation(student: Any, expected: Any, parameters: list[str], args: tuple,
                 return found.replace("Your result", f"Your `{key}`", 1)
         return None
     if isinstance(expected, np.ndarray) and isinstance(student, np.ndarray) and type(student) is np.ndarray:
-        found = _array_relation(student, expected, sizes, named)
+        found = _array_relation(student, expected, sizes, named, len(extra_sizes))
     elif isinstance(expected, (int, float, np.number)) and isinstance(student, (int, float, np.number)) \
             and not isinstance(student, bool):
-        found = _number_relation(student, expected, sizes) or count_difference(
+        found = _number_relation(student, expected, sizes, len(extra_sizes)) or count_difference(
             student, expected, named, [(so, ro, list(zip(parameters, a))) for so, ro, a in observations]) \
             or (_scalar_formula(student, named, observations) if not _same_number(student, expected) else None)
         if found is None and _non_finite_number(student) and not _non_finite_number(expected):
