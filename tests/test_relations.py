@@ -264,6 +264,22 @@ def test_a_formula_of_a_single_number_and_every_second_entry_skipped_are_named()
     assert "math.log(0.0)" in cause_of("ValueError: math domain error", ["p"], (np.zeros(3),))
 
 
+def test_a_missing_position_or_axis_is_said_with_a_cause_only_where_the_values_show_it():
+    from autograder.runtime.error_causes import cause_of
+    r = RNG.standard_normal((2, 3, 5))
+    said = relation(r[:, [-1], :], r, ["x"], (r,))
+    assert "right values of the last position only" in said and "stops too early" not in said, said
+    said = relation(RNG.standard_normal((2, 2, 5)), r, ["x"], (r,))
+    assert said == "Your result has 2 entries along axis 1 where 3 are due.", said
+    hidden = np.zeros((4, 8, 16))
+    try:
+        hidden.reshape(4, 16)             # (B, C): the T axis left out, every size from the input
+    except ValueError as exc:
+        said = cause_of(f"ValueError: {exc}", ["hidden"], (hidden,))
+    assert "leaves out axes whose sizes multiply to 8 (8 = the size of axis 1 of `hidden`)" in said, said
+    assert "not taken from the input" not in said
+
+
 def test_a_matrix_product_of_mismatched_sizes_says_what_the_shapes_show_not_a_transpose():
     from autograder.runtime.error_causes import cause_of
     hidden, W, b = np.zeros((4, 8, 16)), np.zeros((16, 50)), np.zeros(50)

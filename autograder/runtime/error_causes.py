@@ -141,9 +141,17 @@ def _reshape(message: str, named: list[tuple[str, Any]]) -> str | None:
     found = re.search(rf"cannot reshape array of size (\d+) into shape {_SHAPE}", message)
     if not found:
         return None
-    return (f"{found.group(1)} values cannot be reshaped into {_shape(found.group(2))}: the new shape is "
-            "not taken from the input (a size from a notebook variable or an example, rather than "
-            "`x.shape`).")
+    size, shape = int(found.group(1)), _shape(found.group(2))
+    known = {int(d) for _, arg in named if isinstance(arg, np.ndarray) for d in arg.shape}
+    if shape and all(d in known or d == -1 for d in shape):
+        # Every size is one the inputs have: what is wrong is which sizes, not where they come from.
+        wanted = int(np.prod([d for d in shape if d != -1]))
+        if -1 not in shape and wanted and size % wanted == 0:
+            return (f"{size} values cannot be reshaped into {shape}, which holds {wanted}: the new shape "
+                    f"leaves out axes whose sizes multiply to {size // wanted}{_where_size(size // wanted, named)}.")
+        return f"{size} values cannot be reshaped into {shape}: check which of the input's axes the new shape keeps."
+    return (f"{size} values cannot be reshaped into {shape}: the new shape is not taken from the input (a size "
+            "from a notebook variable or an example, rather than `x.shape`).")
 
 
 def _allocation(message: str, named: list[tuple[str, Any]]) -> str | None:

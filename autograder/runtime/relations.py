@@ -148,7 +148,7 @@ def _array_relation(s: np.ndarray, r: np.ndarray, sizes: list[Size],
             if order != tuple(range(r.ndim)) and _close(s64, np.transpose(r64, order)):
                 return (f"has the right values, with its axes in the order {order} of the right result's "
                         "(a transpose or a reshape where the axes had to be moved)")
-        return _one_axis_off(s.shape, r.shape)
+        return _one_axis_off(s64, r64)
     if _close(s64, r64):
         return None                      # the values are right: what failed is not about them
     floats = r.dtype.kind == "f"
@@ -229,8 +229,11 @@ def _rounding_sized(s: np.ndarray, r: np.ndarray) -> str | None:
     return None
 
 
-def _one_axis_off(got: tuple[int, ...], due: tuple[int, ...]) -> str | None:
-    """Shapes that differ by one or two entries along a single axis: a slice or range bound off."""
+def _one_axis_off(s: np.ndarray, r: np.ndarray) -> str | None:
+    """Shapes that differ by one or two entries along a single axis. Said with a cause only when the
+    values show it: the right values of the first positions (a slice or range that stops too early,
+    or, with more entries, runs too far), or of the last ones only."""
+    got, due = s.shape, r.shape
     if len(got) != len(due):
         return None
     off = [axis for axis, (a, b) in enumerate(zip(got, due)) if a != b]
@@ -238,9 +241,20 @@ def _one_axis_off(got: tuple[int, ...], due: tuple[int, ...]) -> str | None:
         return None
     axis = off[0]
     fewer = got[axis] < due[axis]
-    return (f"has {got[axis]} entries along axis {axis} where {due[axis]} are due: a slice or a range "
-            f"{'stops too early' if fewer else 'runs too far'} (check each bound, such as `i + T` against "
-            "`i + T + 1`)")
+    said = (f"has {got[axis]} entr{'y' if got[axis] == 1 else 'ies'} along axis {axis} where {due[axis]} "
+            f"{'is' if due[axis] == 1 else 'are'} due")
+    shorter, longer = (s, r) if fewer else (r, s)
+    n = shorter.shape[axis]
+    first = np.take(longer, np.arange(n), axis=axis)
+    last = np.take(longer, np.arange(longer.shape[axis] - n, longer.shape[axis]), axis=axis)
+    if _close(shorter, first):
+        return (f"{said}, with the right values at the {'first ' + str(n) if fewer else str(n)} positions: a slice "
+                f"or a range {'stops too early' if fewer else 'runs too far'} (check each bound, such as "
+                "`i + T` against `i + T + 1`)")
+    if fewer and _close(shorter, last):
+        return (f"{said}, with the right values of the last {'position' if n == 1 else f'{n} positions'} only: "
+                "the earlier ones are left out")
+    return said
 
 
 def _non_finite_cause(named: list[tuple[str, Any]]) -> str | None:
