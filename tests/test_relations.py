@@ -280,6 +280,26 @@ def test_a_missing_position_or_axis_is_said_with_a_cause_only_where_the_values_s
     assert "not taken from the input" not in said
 
 
+def test_an_argument_the_student_ignores_is_named_only_when_changing_it_moves_nothing():
+    from autograder.runtime.diagnosis import _ignored_argument
+    import solutions
+
+    def cube(x):
+        return float(np.sum(x ** 3))
+
+    def fixed_step(f, x, eps=1e-6):
+        return solutions.numerical_gradient(f, x, 1e-4)
+    x = RNG.standard_normal(5)
+    args = (cube, x, 1e-2)
+    right = solutions.numerical_gradient(cube, x.copy(), 1e-2)
+    said = _ignored_argument(solutions.numerical_gradient, lambda *a: fixed_step(*a), ["f", "x", "eps"], args,
+                             fixed_step(*args), right)
+    assert said.startswith("Your result stays exactly the same when `eps` is ten times larger"), said
+    one_sided = lambda f, x, eps=1e-6: (solutions.numerical_gradient(f, x, eps) + 3 * eps)
+    assert _ignored_argument(solutions.numerical_gradient, one_sided, ["f", "x", "eps"], args, one_sided(*args),
+                             right) is None
+
+
 def test_a_matrix_product_of_mismatched_sizes_says_what_the_shapes_show_not_a_transpose():
     from autograder.runtime.error_causes import cause_of
     hidden, W, b = np.zeros((4, 8, 16)), np.zeros((16, 50)), np.zeros(50)

@@ -377,8 +377,43 @@ def relation_feedback(function: str, make_args: Callable[[], tuple], student_out
     parameters, args = parameters_of(reference), tuple(make_args())
     observations = _observed(reference, call_student, args) if _is_count(run[0]) or _is_number(run[0]) else []
     found = relation(student_output, run[0], parameters, args, notebook_sizes(numbers_read or {}),
-                     observations) or operand_relation(student_output, reference, run[0], parameters, args)
+                     observations) or operand_relation(student_output, reference, run[0], parameters, args) \
+        or _ignored_argument(reference, call_student, parameters, args, student_output, run[0])
     return found or ""
+
+
+def _ignored_argument(reference: Callable, call_student: Callable[..., Any] | None, parameters: list[str],
+                      args: tuple, student_output: Any, right: Any) -> str | None:
+    """Whether the student's result stays the same when a number argument the right result depends on
+    changes (a step size hard-coded where ``eps`` is given): probed by calling the student's function
+    again with that argument ten times larger."""
+    if call_student is None:
+        return None
+    for index, value in enumerate(args):
+        if index == 0 or not isinstance(value, (float, np.floating)) or value == 0:
+            continue
+        changed = list(args)
+        changed[index] = float(value) * 10
+        try:
+            with _quiet():
+                moved = reference(*copy.deepcopy(tuple(changed)))
+                theirs = call_student(*changed)
+        except Exception:                 # no answer on the probe: no evidence
+            continue
+        if not values_match(moved, right) and values_match(theirs, student_output) \
+                and _same_exactly(theirs, student_output):
+            name = parameters[index] if index < len(parameters) else f"argument {index + 1}"
+            return (f"Your result stays exactly the same when `{name}` is ten times larger, where the right "
+                    f"result changes: your function does not use the `{name}` it is given.")
+    return None
+
+
+def _same_exactly(a: Any, b: Any) -> bool:
+    """Bit-for-bit the same values: a function that uses the argument at all moves them at least a little."""
+    try:
+        return bool(np.array_equal(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)))
+    except (TypeError, ValueError):
+        return False
 
 
 def _is_count(result: Any) -> bool:
