@@ -96,3 +96,14 @@ def test_numerical_gradient_on_a_strided_view(student, rng):
     out = call(student, "numerical_gradient", f, x)
     expect(check_array("grad", out, ref.numerical_gradient(f, x.copy()), rtol=1e-5, atol=1e-8),
            function="numerical_gradient", make_args=lambda: (f, x.copy()), output=out)
+
+
+@pytest.mark.contract()
+@pytest.mark.points(1)
+def test_x_holds_exactly_its_original_values_after_large_steps(student, rng):
+    """Entries from 1e-7 to 1e3 and a step of 1e-2: adding the step and subtracting it again does not
+    give every entry back bit for bit, so only a saved value restores them all."""
+    x = rng.standard_normal(12) * 10.0 ** rng.uniform(-7, 3, size=12)
+    out = call(student, "numerical_gradient", _cubic, x, 1e-2)     # call() fails a changed x
+    expect(check_array("grad", out, ref.numerical_gradient(_cubic, x.copy(), 1e-2), rtol=1e-6, atol=1e-9),
+           function="numerical_gradient", make_args=lambda: (_cubic, x.copy(), 1e-2), output=out)
