@@ -137,3 +137,13 @@ def test_every_catalogued_count_slip_is_read_only_as_what_it_does(slip):
             continue
         if said:
             _assert_true_on_many_settings(slip.implementation, said, args[-1])
+
+
+def test_the_entry_the_verdict_names_is_explained_first():
+    count = _leaving_out(("attention output bias", "second FFN bias"))
+    args = (1000, 128, 64, 3, 192, False)
+    observations = [(count(*probe), right_count(*probe), probe) for probe in whole_number_probes(args)]
+    said = relation(count(*args), right_count(*args), PARAMS, args, (), observations, "ffn")
+    assert said.startswith("Your `ffn` is `n_embd` × `n_layer` too small"), said
+    said = relation(count(*args), right_count(*args), PARAMS, args, (), observations)
+    assert said.startswith("Your `attention`"), said

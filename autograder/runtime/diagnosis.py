@@ -361,12 +361,13 @@ def _observed(reference: Callable, call_student: Callable[..., Any] | None, args
 
 def relation_feedback(function: str, make_args: Callable[[], tuple], student_output: Any,
                       numbers_read: dict[str, int] | None = None,
-                      call_student: Callable[..., Any] | None = None) -> str:
+                      call_student: Callable[..., Any] | None = None, focus: str | None = None) -> str:
     """When no catalogued mistake matches: how the student's result relates to the right one
     on these inputs (a factor, a sign, a constant, moved axes), or '' when nothing simple holds.
     ``numbers_read``: the notebook-level numbers the student's function reads, which may be
     the factor. ``call_student`` calls the student's function again (sandboxed) on probe inputs
-    that tell a cause from a coincidence of the test's sizes."""
+    that tell a cause from a coincidence of the test's sizes. ``focus``: the entry of a dict result
+    the verdict is about, described first."""
     catalogue = _active_catalogue.get()
     if catalogue is None:
         return ""
@@ -377,7 +378,7 @@ def relation_feedback(function: str, make_args: Callable[[], tuple], student_out
     parameters, args = parameters_of(reference), tuple(make_args())
     observations = _observed(reference, call_student, args) if _is_count(run[0]) or _is_number(run[0]) else []
     found = relation(student_output, run[0], parameters, args, notebook_sizes(numbers_read or {}),
-                     observations) or operand_relation(student_output, reference, run[0], parameters, args) \
+                     observations, focus) or operand_relation(student_output, reference, run[0], parameters, args) \
         or _ignored_argument(reference, call_student, parameters, args, student_output, run[0])
     return found or ""
 

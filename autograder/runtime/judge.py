@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Callable, Iterator, Sequence
@@ -271,7 +272,10 @@ def expect(verdict: Verdict, *, function: str | None = None,
             _diagnosis_memo[function] = mistakes
         if not mistakes:
             from autograder.runtime.diagnosis import relation_feedback
-            related = relation_feedback(function, make_args, output, _numbers_read.get(function), _probes.get(function))
+            # A verdict on one entry of a dict (`ffn`) is explained by that entry's relation first.
+            focus = re.match(r"`(\w+)`", message)
+            related = relation_feedback(function, make_args, output, _numbers_read.get(function), _probes.get(function),
+                                        focus.group(1) if focus else None)
             if related:
                 message += "\n\n" + related
     if not mistakes and function is not None and (note := numbers_note(function)):

@@ -535,13 +535,14 @@ def _part_of(observations: list[tuple[Any, Any, tuple]], key: Any) -> list[tuple
 
 def relation(student: Any, expected: Any, parameters: list[str], args: tuple,
              extra_sizes: list[Size] = (),
-             observations: list[tuple[Any, Any, tuple]] = ()) -> str | None:
+             observations: list[tuple[Any, Any, tuple]] = (), focus: str | None = None) -> str | None:
     """One sentence on how ``student`` relates to ``expected`` (the reference's result on ``args``),
     or ``None`` when no simple relation holds. Tuples are compared part by part; the first
     part that differs and has a relation is described. ``extra_sizes`` (the notebook-level
     numbers the function reads) explain a factor before the arguments' sizes do.
     ``observations``: (student's result, right result, arguments) on probe inputs, which a
-    relation that could hold by coincidence on ``args`` must also fit to be stated."""
+    relation that could hold by coincidence on ``args`` must also fit to be stated. ``focus``: the
+    key of a dict result to describe first (the one the verdict names)."""
     sizes = list(extra_sizes) + _sizes(parameters, args)
     named = list(zip(parameters, args))
     if isinstance(expected, tuple) and isinstance(student, (tuple, list)) and len(student) == len(expected):
@@ -551,7 +552,9 @@ def relation(student: Any, expected: Any, parameters: list[str], args: tuple,
                 return found.replace("Your result", f"Value {index} of the {len(expected)} you returned", 1)
         return None
     if isinstance(expected, dict) and isinstance(student, dict):
-        for key, r in expected.items():      # the grader's own keys, never the student's
+        keys = sorted(expected, key=lambda k: k != focus)      # the grader's own keys, never the student's
+        for key in keys:
+            r = expected[key]
             found = (relation(student.get(key), r, parameters, args, extra_sizes, _part_of(observations, key))
                      if key in student else None)
             if found:
