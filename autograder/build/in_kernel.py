@@ -131,8 +131,10 @@ def blame_sentence(name, chain):
     inner = chain[-1]
     between = [c for c in chain[chain.index(name) + 1 if name in chain else 0:-1] if c != name]
     through = f" (through {', '.join(f'`{c}`' for c in between)})" if between else ""
-    return (f"The error is raised inside your `{inner}`, which `{name}` calls{through}: the fault is in "
-            f"`{inner}`, so fix `{inner}` first.")
+    # Where the error is raised is known; whether `inner` is wrong or was handed inputs it cannot
+    # take is not, so the sentence says both.
+    return (f"The error is raised inside your `{inner}`, which `{name}` calls{through}: look at `{inner}` "
+            f"first, and at what `{name}` passes to it.")
 
 
 def calls_of(function):
