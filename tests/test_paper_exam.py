@@ -121,15 +121,19 @@ def test_written_answers_get_a_box_by_kind_and_choices_get_tick_boxes(class_dir)
 # --- the marking grid -------------------------------------------------------------------------
 
 def grid_rows(page: str) -> list[list[str]]:
-    body = re.search(r'<table class="grid">.*?<tbody>(.*?)</tbody>', page, flags=re.S).group(1)
-    return [[text_of(c) for c in re.findall(r"<td>(.*?)</td>", row, flags=re.S)]
-            for row in re.findall(r"<tr>(.*?)</tr>", body, flags=re.S)]
+    """Each student's cells (name, id, then each slot's key), joined across the grid's tables."""
+    tables = [[[text_of(c) for c in re.findall(r"<td(?: class=\"key\")?>(.*?)</td>", row, flags=re.S)]
+               for row in re.findall(r"<tr>(.*?)</tr>", body, flags=re.S)]
+              for body in re.findall(r'<table class="grid">.*?<tbody>(.*?)</tbody>', page, flags=re.S)]
+    return [first + [key for table in tables[1:] for key in table[k][2:]] for k, first in enumerate(tables[0])]
 
 
 def expected_key(variant: dict) -> str:
     answer = variant["answer"]
     if answer["kind"] in ("single_choice", "multiple_choice"):
-        return ", ".join(c["id"] for c in variant["choices"] if c["correct"])
+        return ",".join(c["id"] for c in variant["choices"] if c["correct"])
+    if answer["kind"] == "shape":
+        return answer["display"].replace(" ", "")
     return answer["display"] + (f" {answer['unit']}" if answer["unit"] else "")
 
 
@@ -195,3 +199,13 @@ def test_roster_names_come_from_the_usual_columns(tmp_path, content, expected):
     path = tmp_path / "roster.csv"
     path.write_text(content, encoding="utf-8")
     assert [(e.student_id, e.name) for e in read_roster_entries(path)] == expected
+
+
+def test_a_long_exams_grid_is_split_into_tables_of_six_slots_holding_every_key():
+    slots = [{"family": "param-count", "subquestion": "total"}, {"family": "lm-head-shapes", "subquestion": "logits"},
+             {"family": "causal-mask", "subquestion": "blocked_pairs"}] * 3
+    bundle = build_exam_bundle(parse_exam_spec({"slots": slots}), seed=2, students=["ada", "bo"], salt="x")
+    page = get_exporter("paper").transform(bundle)["marking-grid.html"]
+    heads = re.findall(r'<table class="grid"><thead><tr><th>Student</th><th>ID</th>(.*?)</tr>', page)
+    assert [re.findall(r"<th>(\d+) ", head) for head in heads] == [["1", "2", "3", "4", "5", "6"], ["7", "8", "9"]]
+    assert [row[2:] for row in grid_rows(page)] == [[expected_key(v) for v in s["variants"]] for s in bundle["sheets"]]

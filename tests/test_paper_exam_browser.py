@@ -31,8 +31,9 @@ OVERFLOW_SCRIPT = """() => {
 }"""
 
 
-def class_files(tmp_path: Path, students: list[str]) -> dict[str, Path]:
-    bundle = build_exam_bundle(parse_exam_spec(yaml.safe_load(SPEC)), seed=8, students=students, salt="pepper")
+def class_files(tmp_path: Path, students: list[str], spec: dict | None = None) -> dict[str, Path]:
+    spec = parse_exam_spec(spec or yaml.safe_load(SPEC))
+    bundle = build_exam_bundle(spec, seed=8, students=students, salt="pepper")
     paths = {}
     for name, content in get_exporter("paper").transform(bundle).items():
         paths[name] = tmp_path / name
@@ -53,6 +54,16 @@ def pdf_pages(path: Path, paper: str) -> list[str]:
 def test_every_exam_fits_the_printable_width_of_a4(tmp_path):
     files = class_files(tmp_path, ["ada", "bo", "cy"])
     with opened(files["all-exams.html"], A4_PRINTABLE_PX) as (page, errors):
+        page.emulate_media(media="print")
+        layout = page.evaluate(OVERFLOW_SCRIPT)
+    assert layout == {"page": 0, "over": []} and errors == []
+
+
+def test_a_twelve_slot_grid_of_the_widest_keys_fits_the_printable_width_of_a4(tmp_path):
+    slots = [{"family": "param-count", "subquestion": "total"}, {"family": "lm-head-shapes", "subquestion": "logits"},
+             {"family": "causal-mask", "subquestion": "blocked_pairs"}, {"family": "perplexity-from-probs"}] * 3
+    files = class_files(tmp_path, [f"z{5_000_000 + k}" for k in range(10)], {"slots": slots})
+    with opened(files["marking-grid.html"], round((210 - 2 * 12) / 25.4 * 96)) as (page, errors):
         page.emulate_media(media="print")
         layout = page.evaluate(OVERFLOW_SCRIPT)
     assert layout == {"page": 0, "over": []} and errors == []

@@ -20,12 +20,19 @@ from question_bank.exporters.markdown import answer_text
 
 GRID_STEM = "marking-grid"
 
-#: Small type and tight cells, so a class of 40 and an exam of 10 slots fit one printed page.
+#: Slot columns per grid table: six of the widest keys (a three-axis shape, a nine-digit count) with
+#: the student's name and id stay within A4's printable width; a longer exam gets one table per six
+#: slots, one under the other.
+SLOTS_PER_TABLE = 6
+
+#: Small type, tight cells and keys kept on one line, so every row is one line high and a class of
+#: 40 fits one printed page.
 GRID_CSS = BASE_CSS + """\
 @page { margin: 12mm; }
 body { font-size: 10pt; }
 table.grid { width: 100%; font-size: 8.5pt; }
 table.grid th, table.grid td { padding: 0.05rem 0.3rem; line-height: 1.25; }
+table.grid td.key { white-space: nowrap; }
 table.grid thead { display: table-header-group; }
 table.grid tr { break-inside: avoid; }
 .keys { break-before: page; }
@@ -40,24 +47,32 @@ table.grid tr { break-inside: avoid; }
 def render_marking_grid(exam: dict[str, Any], sheets: list[dict[str, Any]]) -> str:
     """The grid of every sheet's keys, then each sheet's compact key, as one page."""
     slots = exam["slots"]
-    head = "".join(f"<th>{s['slot']} <small>({s['points']:g})</small></th>" for s in slots)
-    rows = "".join(f"<tr>{_student_cells(sheet)}"
-                   + "".join(f"<td>{grid_key(v)}</td>" for v in sheet["variants"]) + "</tr>"
-                   for sheet in sheets)
+    tables = [grid_table(slots[start:start + SLOTS_PER_TABLE], sheets)
+              for start in range(0, len(slots), SLOTS_PER_TABLE)]
     meta = " · ".join(html.escape(x) for x in (exam["course"], exam["date"]) if x)
     body = [
         '<section class="grid-page">',
         f"<h1>Marking grid: {html.escape(exam['title'])}</h1>",
         f'<p class="meta">{meta + " · " if meta else ""}{len(sheets)} exam{"" if len(sheets) == 1 else "s"}, '
         f"{exam['total']:g} points in {len(slots)} questions (points in brackets)</p>",
-        f'<table class="grid"><thead><tr><th>Student</th><th>ID</th>{head}</tr></thead>'
-        f"<tbody>{rows}</tbody></table>",
+        *tables,
         "</section>",
         '<section class="keys">',
         *(student_key_html(sheet) for sheet in sheets),
         "</section>",
     ]
     return document(f"Marking grid: {exam['title']}", "\n".join(body), GRID_CSS)
+
+
+def grid_table(slots: list[dict[str, Any]], sheets: list[dict[str, Any]]) -> str:
+    """One table of the grid: a row per sheet, a column per slot of ``slots``."""
+    head = "".join(f"<th>{s['slot']} <small>({s['points']:g})</small></th>" for s in slots)
+    indices = [s["slot"] - 1 for s in slots]
+    rows = "".join(f"<tr>{_student_cells(sheet)}"
+                   + "".join(f'<td class="key">{grid_key(sheet["variants"][i])}</td>' for i in indices) + "</tr>"
+                   for sheet in sheets)
+    return (f'<table class="grid"><thead><tr><th>Student</th><th>ID</th>{head}</tr></thead>'
+            f"<tbody>{rows}</tbody></table>")
 
 
 def _student_cells(sheet: dict[str, Any]) -> str:
@@ -67,10 +82,13 @@ def _student_cells(sheet: dict[str, Any]) -> str:
 
 
 def grid_key(variant: dict[str, Any]) -> str:
-    """The key as the grid prints it: the correct letters of a choice question, else the value (and unit)."""
+    """The key as the grid prints it: the correct letters of a choice question (``a,c``), else the value
+    and unit (a shape without spaces, ``(4,8,24)``, to keep the column narrow)."""
     answer = variant["answer"]
     if answer["kind"] in ("single_choice", "multiple_choice"):
-        return ", ".join(c["id"] for c in variant["choices"] if c["correct"])
+        return ",".join(c["id"] for c in variant["choices"] if c["correct"])
+    if answer["kind"] == "shape":
+        return html.escape(answer["display"].replace(" ", ""))
     unit = f" {answer['unit']}" if answer["unit"] else ""
     return inline(answer["display"] + unit, mathml)
 
