@@ -72,6 +72,7 @@ def generate_command(families: tuple[str, ...], n: int, seed: int, fmt: str, out
       grader questions generate -n 5 --format moodle -o week3.xml
       grader questions generate --students roster.csv --salt SECRET --format md -o sheets/
       grader questions generate --exam midterm.yaml --students roster.csv --salt SECRET -o exams/
+      grader questions generate --exam midterm.yaml --students roster.csv --salt SECRET --format paper -o exams/
       grader questions generate --exam midterm.yaml -n 20 --format qti -o midterm.zip
     """
     result = run_generate(GenerateRequest(families=families, n=n, seed=seed, fmt=fmt, out=out,

@@ -21,6 +21,10 @@ because "param-count" alone could give one student a full total and another
 a LayerNorm count. ``total`` must equal the sum of the points, which catches
 a slot dropped while editing.
 
+Optional ``course:``, ``date:`` (free text, e.g. ``2025-03-14 10:00``) and
+``duration:`` (e.g. ``90 minutes``) are printed in the header of a paper exam
+(``--format paper``); they change no question.
+
 An optional ``tolerance:`` sets how close a typed number answer must be, for
 every number answer of the exam: ``rtol`` (relative), ``atol`` (absolute) and
 ``sig_figs`` (the answer to that many significant figures: a relative half
@@ -85,10 +89,14 @@ class ExamSpec:
     total: float
     slots: tuple[ExamSlot, ...]
     tolerance: Tolerance = Tolerance()
+    course: str = ""
+    date: str = ""
+    duration: str = ""
 
     def as_record(self) -> dict[str, Any]:
         """The spec as the bundle stores it (exporters read points and titles from here)."""
         return {"title": self.title, "total": self.total,
+                "course": self.course, "date": self.date, "duration": self.duration,
                 "tolerance": {"rtol": self.tolerance.rtol, "atol": self.tolerance.atol},
                 "slots": [{"slot": k, "family": s.family, "subquestion": s.subquestion, "points": s.points}
                           for k, s in enumerate(self.slots, start=1)]}
@@ -114,9 +122,10 @@ def parse_exam_spec(data: Any, where: str = "exam spec") -> ExamSpec:
     if not isinstance(data, dict) or not isinstance(data.get("slots"), list) or not data["slots"]:
         raise QuestionBankError(f"{where}: expected a mapping with a non-empty list `slots:`, found "
                                 f"{type(data).__name__}; see docs/practice-guide.md, 'Exam specs'.")
-    unknown = set(data) - {"title", "total", "slots", "tolerance"}
+    unknown = set(data) - {"title", "total", "slots", "tolerance", *_HEADER_KEYS}
     if unknown:
-        raise QuestionBankError(f"{where}: unknown keys {sorted(unknown)}; expected title, total, slots, tolerance.")
+        raise QuestionBankError(f"{where}: unknown keys {sorted(unknown)}; expected title, total, slots, tolerance, "
+                                f"{', '.join(_HEADER_KEYS)}.")
     slots = tuple(_parse_slot(entry, f"{where}, slot {k}") for k, entry in enumerate(data["slots"], start=1))
     points = sum(s.points for s in slots)
     total = data.get("total", points)
@@ -124,7 +133,22 @@ def parse_exam_spec(data: Any, where: str = "exam spec") -> ExamSpec:
         raise QuestionBankError(f"{where}: total is {total!r} but the slots' points add up to {points:g}; "
                                 "fix a slot's points or the total.")
     return ExamSpec(title=str(data.get("title") or "Exam"), total=float(total), slots=slots,
-                    tolerance=_parse_tolerance(data.get("tolerance"), f"{where}, tolerance"))
+                    tolerance=_parse_tolerance(data.get("tolerance"), f"{where}, tolerance"),
+                    **{key: _header_text(data.get(key), f"{where}, {key}") for key in _HEADER_KEYS})
+
+
+#: Spec keys printed in a paper exam's header and nowhere else.
+_HEADER_KEYS = ("course", "date", "duration")
+
+
+def _header_text(value: Any, where: str) -> str:
+    """A header field as text; YAML reads ``2025-03-14`` as a date and ``90`` as a number, both fine."""
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list)):
+        raise QuestionBankError(f"{where}: expected one line of text (e.g. `date: 2025-03-14 10:00`), "
+                                f"found {value!r}.")
+    return " ".join(str(value).split())
 
 
 def _parse_tolerance(entry: Any, where: str) -> Tolerance:
@@ -216,12 +240,15 @@ def exam_sheet(spec: ExamSpec, root_seed: int, per_slot: int = 1,
 
 
 def build_exam_bundle(spec: ExamSpec, seed: int = 0, students: list[str] | None = None,
-                      salt: str | None = None, pool: int = 1) -> dict[str, Any]:
+                      salt: str | None = None, pool: int = 1,
+                      names: dict[str, str] | None = None) -> dict[str, Any]:
     """The sheets of an exam, as :func:`question_bank.generate.build_bundle` lays them out.
 
     With ``students`` each gets one variant per slot from their HMAC seed;
     without, one sheet holds ``pool`` variants per slot, which the LMS
     exports turn into one question group per slot (one item drawn per student).
+    A student with a non-empty name in ``names`` (id -> roster name) gets it as
+    the sheet's ``student_name``, for the paper exam's header; names seed nothing.
 
     Raises:
         QuestionBankError: for pool < 1, students without a salt, or a roster with a pool.
@@ -235,6 +262,9 @@ def build_exam_bundle(spec: ExamSpec, seed: int = 0, students: list[str] | None 
             raise QuestionBankError(f"-n {pool} with --students: a personal exam has one question per slot; "
                                     "drop -n (the pool size is for LMS groups without a roster).")
         sheets = [exam_sheet(spec, student_seed(s, salt, seed), 1, student_id=s) for s in students]
+        for sheet in sheets:
+            if (names or {}).get(sheet["student_id"]):
+                sheet["student_name"] = names[sheet["student_id"]]
     return {
         "schema": BUNDLE_SCHEMA,
         "families": list(dict.fromkeys(s.family for s in spec.slots)),

@@ -19,7 +19,7 @@ from question_bank.choices import known_mistakes
 from question_bank.formatting import group_math_commas
 from question_bank.misconceptions import misconception_ref
 from question_bank.registry import Family, get_family, resolve_families
-from question_bank.roster import read_roster, safe_file_stem
+from question_bank.roster import read_roster_entries, safe_file_stem
 from question_bank.seeding import student_seed, variant_seed
 from question_bank.variant import (
     CHOICE_IDS,
@@ -308,8 +308,11 @@ def run_generate(request: GenerateRequest) -> GenerateResult:
 
     exporter = get_exporter(request.fmt)
     students = None
+    names: dict[str, str] = {}
     if request.roster is not None:
-        students = read_roster(request.roster)
+        entries = read_roster_entries(request.roster)
+        students = [entry.student_id for entry in entries]
+        names = {entry.student_id: entry.name for entry in entries}
         if request.out is None:
             raise RosterError("--students writes one file per student; pass -o DIRECTORY.")
         if any(safe_file_stem(s) == ANSWER_KEY_STEM for s in students):
@@ -319,7 +322,8 @@ def run_generate(request: GenerateRequest) -> GenerateResult:
 
         if request.families:
             raise QuestionBankError("--exam fixes the families slot by slot; drop -f.")
-        bundle = build_exam_bundle(load_exam_spec(request.exam), request.seed, students, request.salt, request.n)
+        bundle = build_exam_bundle(load_exam_spec(request.exam), request.seed, students, request.salt, request.n,
+                                   names)
     else:
         bundle = build_bundle(request.families, request.n, request.seed, students, request.salt)
     files = exporter.transform(bundle)
