@@ -359,3 +359,33 @@ def test_shapes_off_by_one_along_one_axis_and_one_blocks_count_are_named():
     seen = [(one_block(*p), every_block(*p), p) for p in whole_number_probes(args)]
     said = relation(one_block(*args), every_block(*args), params, args, (), seen)
     assert "is exactly `n_layer` times too small" in said
+
+
+def test_a_whole_array_ratio_and_padded_ids_used_as_indices_are_found_by_probes():
+    import solutions
+    from autograder.runtime.catalogue import Catalogue
+    from autograder.runtime.diagnosis import _not_entry_by_entry, out_of_range_ids_feedback, using_catalogue
+    from tests.suites import FUNCTIONS, MISTAKES
+    a = RNG.standard_normal((3, 4))
+    n = a + 1e-3 * RNG.standard_normal((3, 4))
+    norm_ratio = lambda a, n: float(np.linalg.norm(a - n) / (np.linalg.norm(a) + np.linalg.norm(n)))
+    right = solutions.max_rel_err(a, n)
+    said = _not_entry_by_entry(solutions.max_rel_err, norm_ratio, ["a", "n"], (a, n), norm_ratio(a, n), right)
+    assert said and said.startswith("Scaling one entry of `a` and `n` together by 1000"), said
+    signed = lambda a, n: float(np.max((a - n) / (np.maximum(np.abs(a), np.abs(n)) + 1e-12)))   # entry by entry
+    assert _not_entry_by_entry(solutions.max_rel_err, signed, ["a", "n"], (a, n), signed(a, n), right) is None
+
+    def everywhere_then_mask(logits, targets, mask):
+        if (targets < 0).any() or (targets >= logits.shape[-1]).any():
+            raise IndexError("Target out of bounds")
+        return solutions.masked_cross_entropy(logits, np.where(mask, targets, 0), mask)
+    logits = RNG.standard_normal((2, 3, 5))
+    mask = np.array([[True, True, False], [True, False, False]])
+    targets = np.where(mask, RNG.integers(0, 5, size=(2, 3)), -100)
+    with using_catalogue(Catalogue("all", tuple(FUNCTIONS), dict(MISTAKES))):
+        said = out_of_range_ids_feedback("masked_cross_entropy", lambda v: everywhere_then_mask(*v),
+                                         (logits, targets, mask))
+        assert said.startswith("`masked_cross_entropy` runs once the entries of `targets` that are not ids from 0 to 4 "
+                               "(here -100) are replaced by 0"), said
+        broken = lambda v: 1 / 0
+        assert out_of_range_ids_feedback("masked_cross_entropy", broken, (logits, targets, mask)) == ""

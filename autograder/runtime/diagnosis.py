@@ -379,8 +379,40 @@ def relation_feedback(function: str, make_args: Callable[[], tuple], student_out
     observations = _observed(reference, call_student, args) if _is_count(run[0]) or _is_number(run[0]) else []
     found = relation(student_output, run[0], parameters, args, notebook_sizes(numbers_read or {}),
                      observations, focus) or operand_relation(student_output, reference, run[0], parameters, args) \
-        or _ignored_argument(reference, call_student, parameters, args, student_output, run[0])
+        or _ignored_argument(reference, call_student, parameters, args, student_output, run[0]) \
+        or _not_entry_by_entry(reference, call_student, parameters, args, student_output, run[0])
     return found or ""
+
+
+#: How much one entry of the paired arrays is scaled by in the entry-by-entry probe.
+_ONE_ENTRY_SCALE = 1000.0
+
+
+def _not_entry_by_entry(reference: Callable, call_student: Callable[..., Any] | None, parameters: list[str],
+                        args: tuple, student_output: Any, right: Any) -> str | None:
+    """Whether the student's number changes when one entry of every same-shaped float array argument is
+    scaled (both gradients' entry j times 1000), where the right number does not: a result made of
+    whole-array norms, sums or maxima rather than of each entry's own ratio. Probed by one more call."""
+    if call_student is None or not _is_number(right) or not _is_number(student_output):
+        return None
+    arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype.kind == "f" and a.size >= 4]
+    if len(arrays) < 2 or len({args[i].shape for i in arrays}) != 1:
+        return None
+    changed = [a.copy() if i in arrays else a for i, a in enumerate(args)]
+    for i in arrays:
+        changed[i].flat[0] *= _ONE_ENTRY_SCALE
+    try:
+        with _quiet():
+            moved = reference(*copy.deepcopy(tuple(changed)))
+            theirs = call_student(*changed)
+    except Exception:                     # no answer on the probe: no evidence
+        return None
+    if not (values_match(moved, right) and _is_number(theirs)) or values_match(theirs, student_output):
+        return None
+    names = " and ".join(f"`{parameters[i]}`" for i in arrays if i < len(parameters))
+    return (f"Scaling one entry of {names} together by {_ONE_ENTRY_SCALE:g} leaves the right result as it is "
+            "but changes yours: your result is not made entry by entry (one ratio of whole-array norms, sums "
+            "or maxima behaves like this), where the largest of each entry's own ratio is asked for.")
 
 
 def _ignored_argument(reference: Callable, call_student: Callable[..., Any] | None, parameters: list[str],
@@ -423,6 +455,40 @@ def _is_count(result: Any) -> bool:
     return any(isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)) for p in parts)
 
 
+
+
+def out_of_range_ids_feedback(function: str, call_student: Callable[[tuple], Any], args: tuple) -> str:
+    """After the student's function raised: whether it returns once the entries of an integer array
+    argument that are not valid ids (negative, or past the last axis of the float array they index,
+    such as the padded targets -1 or -100) are replaced by 0, or ''. Then those entries are what it
+    used as indices."""
+    catalogue = _active_catalogue.get()
+    if catalogue is None:
+        return ""
+    parameters = parameters_of(catalogue.reference(function))
+    floats = [a for a in args if isinstance(a, np.ndarray) and a.dtype.kind == "f" and a.ndim >= 1]
+    if not floats:
+        return ""
+    size = floats[0].shape[-1]
+    for index, arg in enumerate(args):
+        if not (isinstance(arg, np.ndarray) and arg.dtype.kind in "iu" and arg.size):
+            continue
+        bad = (arg < 0) | (arg >= size)
+        if not bad.any() or bad.all():
+            continue
+        variant = list(args)
+        variant[index] = np.where(bad, 0, arg).astype(arg.dtype)
+        try:
+            with _quiet():
+                call_student(tuple(variant))
+        except Exception:                # still an error: not this
+            continue
+        name = parameters[index] if index < len(parameters) else f"argument {index + 1}"
+        return (f"`{function}` runs once the entries of `{name}` that are not ids from 0 to {size - 1} (here "
+                f"{', '.join(str(v) for v in np.unique(arg[bad])[:3])}) are replaced by 0: those entries are used "
+                "as indices. Where they are padding (positions a mask leaves out), pick the kept positions "
+                "before indexing, or replace their ids with a valid one first.")
+    return ""
 
 
 def transposed_argument_feedback(function: str, call_student: Callable[[tuple], Any], args: tuple) -> str:

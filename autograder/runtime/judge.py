@@ -170,14 +170,16 @@ def _error_hints(fn: Callable, isolated: Callable | None, name: str, args: tuple
     """After the student's function raised on ``args``: '' or paragraphs on why. The exception read
     for its cause (``error_causes``); the function retried with one matrix argument transposed (a
     missing or extra transpose that broke a matrix product); notebook-level numbers it reads."""
-    from autograder.runtime.diagnosis import transposed_argument_feedback
+    from autograder.runtime.diagnosis import out_of_range_ids_feedback, transposed_argument_feedback
     from autograder.runtime.error_causes import cause_of
 
     def call_student(variant: tuple) -> Any:
         if isolated is not None:
             return isolated(*variant)[0]
         return fn(*copy.deepcopy(variant))
-    found = [cause_of(said, _param_names(fn, len(args)), args),
+    ids = out_of_range_ids_feedback(name, call_student, args)
+    # A cause read from the message is replaced where a probe found the cause for certain.
+    found = [ids or cause_of(said, _param_names(fn, len(args)), args),
              transposed_argument_feedback(name, call_student, args), numbers_note(name)]
     return "".join("\n\n" + part for part in found if part)
 
