@@ -236,3 +236,22 @@ def test_attempted_looks_at_the_last_definition_of_each_function():
     assert not attempted(Program((real, stub), ()), names)              # redefined as the stub again
     assert attempted(Program((stub, "def mine(x):\n    return x\nsoftmax = mine\n"), ()), names)
     assert not attempted(Program((stub, "def softmax(x:\n    return x\n"), ()), names)   # does not parse
+
+
+def test_a_zip_of_many_notebooks_reads_only_the_assignments_own(tmp_path, monkeypatch):
+    """A zip of five large notebooks (an amplification: each is parsed in the grader) costs what one
+    notebook does: only the one named after the assignment is read, and never more than two."""
+    import autograder.runtime.grading.intake as intake
+    read = []
+    real = intake.parse_notebook
+    monkeypatch.setattr(intake, "parse_notebook", lambda data, where: read.append(where) or real(data, where))
+    ours = nbformat.writes(_notebook("x = 1"))
+    padding = nbformat.writes(_notebook("y = 2", assignment="other"))
+    z = _zip(tmp_path / "s.zip", {f"{NAME}.ipynb": ours, **{f"extra{i}.ipynb": padding for i in range(5)}})
+    assert read_submission(z, NAME).source == f"s.zip:{NAME}.ipynb"
+    assert read == [f"s.zip:{NAME}.ipynb"]
+    z = _zip(tmp_path / "t.zip", {f"extra{i}.ipynb": padding for i in range(5)})
+    read.clear()
+    with pytest.raises(Rejected, match="holds 5 notebooks"):
+        read_submission(z, NAME)
+    assert read == []

@@ -10,6 +10,8 @@ import re
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import zipfile
+
 import pytest
 
 from autograder.runtime.grading.discover import GradingInputError, discover
@@ -194,13 +196,23 @@ def test_a_download_zip_is_refused_and_its_wrapper_folder_is_graded_as_the_class
     assert any("holds only the folder" in w for w in wrapped.warnings)
 
 
-def test_a_class_inside_a_class_folder_is_refused_before_grading(tmp_path):
+def test_a_class_inside_a_class_folder_is_a_refused_row_and_a_warning_never_a_stop(tmp_path):
+    """A class (or a file shaped like one) inside the class folder is one row, refused, with a warning
+    for the instructor: a student who hands in a Gradescope-shaped folder or zip cannot stop the class."""
     root = tmp_path / "subs"
     (root / "alice").mkdir(parents=True)
     (root / "alice" / "lm-head.ipynb").write_bytes(NB)
     F.write_tree(root / "export", {k.split("/", 1)[1]: v for k, v in F.gradescope_class().items()})
-    with pytest.raises(GradingInputError, match="holds a Gradescope export, not one student's submission"):
-        discover([root])
+    with zipfile.ZipFile(root / "mallory.zip", "w") as zf:
+        zf.writestr("submission_metadata.yml", "{}")
+        zf.writestr("submission_1/lm-head.ipynb", NB)
+    found = discover([root])
+    by_id = {e.student: e for e in found.entries}
+    assert set(by_id) == {"alice", "export", "mallory"}
+    assert by_id["alice"].refused is None or not by_id["alice"].refused
+    for student in ("export", "mallory"):
+        assert "holds a whole class's download" in by_id[student].refused, by_id[student]
+        assert any(student in w and "grade it on its own" in w for w in found.warnings)
 
 
 def test_a_file_given_by_name_that_cannot_be_graded_is_a_rejected_row_and_a_loose_one_is_listed(tmp_path):
@@ -211,3 +223,17 @@ def test_a_file_given_by_name_that_cannot_be_graded_is_a_rejected_row_and_a_loos
     found = discover([tmp_path])
     assert [e.student for e in found.entries] == ["alice"]
     assert any("carol.pdf" in s and "whose it is cannot be told" in s for s in found.skipped)
+
+
+def test_a_canvas_display_name_that_reads_like_moodle_is_read_as_canvas(tmp_path):
+    """Canvas keeps a student's own file name after its prefix; Moodle's prefixes hold no underscore.
+    A display name such as `x_assignsubmission_file_...` neither stops the class (Moodle's team sign)
+    nor makes a Canvas user a Moodle participant."""
+    root = tmp_path / "canvas"
+    root.mkdir()
+    for name in ("alicejones_2002_9002_x_assignsubmission_file_lm-head.ipynb", "bobsmith_2003_9003_lm-head.ipynb",
+                 "carolking_4105_9004_x_4105_assignsubmission_file_lm-head.ipynb"):
+        (root / name).write_bytes(NB)
+    found = discover([root])
+    assert len(found.entries) == 3
+    assert not any("-" in e.student and e.student.startswith("4105") for e in found.entries), found.entries

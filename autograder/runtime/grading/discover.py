@@ -249,7 +249,12 @@ def _from_file(path: Path, root: Path | None, found: Discovery, export_named: li
                              "so whose it is cannot be told: not graded")
         return None
     if path.suffix.lower() == ".zip" and (what := downloads.class_in_zip(path)):
-        raise GradingInputError(downloads.refusal(path, what))
+        if root is None:              # the instructor passed the download zip itself
+            raise GradingInputError(downloads.refusal(path, what))
+        # Inside a class the zip is a student's file, whatever it holds: a student must never be able
+        # to stop the class's grading by handing in something shaped like a download.
+        return _whole_class_handed_in(Entry(_student_id(path.stem), path, identity=f"name:{path.stem}",
+                                            id_source=path.stem), path, what, found)
     stem = EXPORT_STAMP.sub("", path.stem)
     if stem != path.stem:
         export_named.append(path)
@@ -268,15 +273,24 @@ def _from_student_folder(sub: Path, root: Path, found: Discovery) -> list[_Candi
         entry, kind = _from_moodle(sub, in_moodle), in_moodle.kind
     else:
         what = "" if sub.is_symlink() else downloads.class_in_folder(sub, plain=False)
-        if what:
-            raise GradingInputError(f"{sub} holds {what}, not one student's submission: grade it on its own "
-                                    f"(`grader grade {sub} ...`), or move it out of {root}. Nothing was graded.")
         # A file and a folder of one name are one student's (as two files of one name are).
         entry, kind = Entry(_student_id(sub.name), sub, identity=f"name:{sub.name}", id_source=sub.name), ""
+        if what:
+            return [_whole_class_handed_in(entry, sub, what, found)]
     if _linked(sub, root):
         _skip_link(sub, found)
         return [_Candidate(replace(entry, refused=_refusal(sub)), kind, link=True)]
     return [_handed_in(entry, f, root, found, kind) for f in _files_in(sub)]
+
+
+def _whole_class_handed_in(entry: Entry, path: Path, what: str, found: Discovery) -> _Candidate:
+    """A student's file or folder inside a class that holds a whole class: a refused row of its own
+    (the rest of the class is graded), and a warning for the instructor in case it is a class."""
+    found.warnings.append(f"{path} holds {what}: it is not graded as one student's submission (its row says "
+                          f"so). If it is a class, grade it on its own (`grader grade {path} ...`).")
+    return _Candidate(replace(entry, refused=(f"{code(path.name)} holds a whole class's download ({what}), not one "
+                                              "student's notebook: it was not graded. "
+                                              + handed_in.WHAT_TO_SUBMIT.capitalize() + ".")), link=False)
 
 
 def _refuse_team_download(folder: Path) -> None:

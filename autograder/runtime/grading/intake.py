@@ -117,6 +117,10 @@ def _unsafe_member(info: zipfile.ZipInfo) -> str | None:
     return None
 
 
+#: Notebooks of one zip parsed at most (each may be as large as one notebook submission).
+MOST_NOTEBOOKS_READ = 2
+
+
 def _read_zip(path: Path, assignment: str, limits: IntakeLimits) -> Submission:
     try:
         zf = zipfile.ZipFile(path)
@@ -139,8 +143,17 @@ def _read_zip(path: Path, assignment: str, limits: IntakeLimits) -> Submission:
         notebooks = [i for i in members if i.filename.endswith(".ipynb")
                      and not any(part in (".ipynb_checkpoints", "__MACOSX") or part.startswith("._")
                                  for part in PurePosixPath(i.filename).parts)]
+        # The export cell names the notebook after the assignment: only those are read when there are
+        # any, and never more than a couple, so a zip of many large notebooks costs what one does.
+        named = [i for i in notebooks if PurePosixPath(i.filename).name == f"{assignment}.ipynb"]
+        to_read = named or notebooks
+        if len(to_read) > MOST_NOTEBOOKS_READ:
+            shown = ", ".join(code(i.filename) for i in to_read[:5]) + (" ..." if len(to_read) > 5 else "")
+            raise Rejected(f"{code(path.name)} holds {len(to_read)} notebooks ({shown}); grading reads at most "
+                           f"{MOST_NOTEBOOKS_READ}. Submit a zip with exactly one {assignment}.ipynb, as the export "
+                           "cell makes it.")
         parsed = []
-        for info in notebooks:
+        for info in to_read:
             if info.file_size > limits.max_notebook_bytes:
                 raise Rejected(f"{code(info.filename)} is too large ({info.file_size / 2**20:.0f} MB). "
                                "Clear its outputs and export again.")

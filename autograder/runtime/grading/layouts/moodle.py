@@ -22,12 +22,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-FOLDER = re.compile(r"^(?P<name>.*?)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)_?$")
-FLAT = re.compile(r"^(?P<name>.*?)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<file>.+)$")
+# The prefix holds no underscore (Moodle replaced them with spaces): a name with one before the
+# number is not Moodle's, whatever follows (a Canvas display name can read `x_4105_assignsubmission_...`).
+FOLDER = re.compile(r"^(?P<name>[^_/]*?)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)_?$")
+FLAT = re.compile(r"^(?P<name>[^_/]*?)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)_(?P<file>.+)$")
 #: A team download's prefix for the students in no group (4.1+ ``get_student_prefix``: the
 #: ``defaultteam`` string, "Default group" in English, and no ``'_' . $submissiongroup->id``): a
 #: Moodle name with no number before ``_assignsubmission_``.
-NUMBERLESS = re.compile(r"^(?P<name>[^/]*?)(?<!_\d)(?<!\d)_assignsubmission_(?P<plugin>[a-z]+)(_.*)?$")
+NUMBERLESS = re.compile(r"^(?P<name>[^_/]*?)(?<!\d)_assignsubmission_(?P<plugin>[a-z]+)(_.*)?$")
 
 
 @dataclass(frozen=True)
