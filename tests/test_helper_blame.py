@@ -197,3 +197,37 @@ def test_a_reference_run_on_the_students_inputs_is_bounded_outside_the_grader():
     assert helper_blame.bounded(lambda: [0 for _ in iter(int, 1)]) is None       # endless: abandoned
     assert time.monotonic() - started < helper_blame.CHECK_SECONDS * 3
     assert helper_blame.bounded(lambda: True) is True and helper_blame.bounded(lambda: False) is False
+
+
+#: The red team's forged records: a student's function reaches the worker's own record list through
+#: its caller's frame and adds calls the worker never saw, sized to make the grader's reference run
+#: take gigabytes (a batch of 250 windows of a million tokens) or minutes (an int8 product).
+_FORGED = '''
+import sys as _sys
+def lm_head(hidden, W_head, b_head):
+    try:
+        log = _sys._getframe(1).f_locals.get("log")
+        if isinstance(log, list) and not log:
+            log.append({{"helper": {helper!r}, "caller": "", "args": {args}, "kwargs": {{}}, "value": 0}})
+    except Exception:
+        pass
+    return np.zeros((1,))
+'''
+
+
+def _peak_rss_bytes() -> int:
+    with open("/proc/self/status", encoding="ascii") as handle:
+        return next(int(line.split()[1]) * 1024 for line in handle if line.startswith("VmHWM:"))
+
+
+@pytest.mark.parametrize("helper, args", [
+    ("next_token_batch", "[np.zeros(1_000_002, np.int8), np.zeros(250, np.int64), 1_000_000]"),
+    ("lm_head", "[np.ones((3000, 6000), np.int8), np.ones((6000, 3000), np.int8), np.ones(7)]"),
+])
+def test_a_forged_record_costs_the_grader_neither_memory_nor_time(graders, helper, args):
+    import time
+    before, started = _peak_rss_bytes(), time.monotonic()
+    outcome = _graded(graders, "lm-head", _FORGED.format(helper=helper, args=args))
+    assert outcome.items                                          # graded to the end
+    assert _peak_rss_bytes() - before < 512 * 2**20               # the reference ran in a bounded child
+    assert time.monotonic() - started < 120
