@@ -48,13 +48,17 @@ and reports the set as a group when those runs add up to at least
 """
 from __future__ import annotations
 
+import ast
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from itertools import combinations
+from functools import lru_cache
 
+import numpy as np
+
+from autograder.similarity.inverted import ClassIndex, build_index, coverage, pair_coverage, side
 from autograder.similarity.normalize import Token, program_tokens
-from autograder.similarity.winnow import K, W, Fingerprint, kgram_hashes, winnow
+from autograder.similarity.winnow import K, W, Fingerprint, kgram_array, winnow
 
 
 @dataclass(frozen=True)
@@ -73,16 +77,28 @@ class Settings:
     block_tokens: int = 80
     #: Least code, in such runs, a set of three or more submissions must share to be reported as a group.
     group_tokens: int = 120
+    #: A function counts as shared by a pair when it has at least this much unusual code (two lines)...
+    function_tokens: float = 24.0
+    #: ...and the other submission holds at least this share of it.
+    function_share: float = 0.6
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Document:
-    """One submission's code as the comparison sees it."""
+    """One submission's code as the comparison sees it: tokens, and the fingerprints kept from them
+    (``hashes[i]`` is the k-gram starting at token ``positions[i]``)."""
 
     name: str
     cells: tuple[str, ...]
     tokens: tuple[Token, ...]
-    fingerprints: tuple[Fingerprint, ...]
+    hashes: np.ndarray = field(repr=False)       # (F,) uint64
+    positions: np.ndarray = field(repr=False)    # (F,) int64
+    #: The top-level functions: (name, first token, end token), in token order.
+    functions: tuple[tuple[str, int, int], ...] = ()
+
+    @property
+    def fingerprints(self) -> tuple[Fingerprint, ...]:
+        return tuple(Fingerprint(h, p) for h, p in zip(self.hashes.tolist(), self.positions.tolist()))
 
 
 @dataclass(frozen=True)
@@ -95,23 +111,17 @@ class LineSpan:
 
 
 @dataclass(frozen=True)
-class Region:
-    """One matched region: where it is in each submission, and how many tokens it covers in ``a``."""
-
-    a: tuple[LineSpan, ...]
-    b: tuple[LineSpan, ...]
-    tokens: int
-
-
-@dataclass(frozen=True)
 class Pair:
-    """Two submissions, their score, and the regions they share (in ``a``'s order)."""
+    """Two submissions, their score, and the code they share: the lines on each side, and the
+    functions of the assignment it is mostly made of (see :func:`shared_functions`)."""
 
     a: str
     b: str
     score: float
     matched_tokens: int
-    regions: tuple[Region, ...] = field(default_factory=tuple)
+    lines_a: tuple[LineSpan, ...] = ()
+    lines_b: tuple[LineSpan, ...] = ()
+    functions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -133,7 +143,7 @@ class Group:
     lines: tuple[LineSpan, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Comparison:
     """One class compared: ranked pairs, groups, and how much was discounted as common and why."""
 
@@ -142,6 +152,16 @@ class Comparison:
     compared: int
     common_limit: int          # a fingerprint held by more submissions than this weighs nothing in a pair
     common_fingerprints: int   # distinct fingerprints, outside the starter code, discounted for that reason
+    documents: tuple[Document, ...] = ()
+    index: ClassIndex | None = None
+
+    def matched(self, a: str, b: str) -> tuple[set[int], set[int]]:
+        """Indices of the tokens of ``a`` and of ``b`` covered by weighted fingerprints both hold."""
+        where = {d.name: i for i, d in enumerate(self.documents)}
+        if self.index is None or a not in where or b not in where:
+            return set(), set()
+        cover_a, cover_b = pair_coverage(self.index, where[a], where[b])
+        return set(np.flatnonzero(cover_a).tolist()), set(np.flatnonzero(cover_b).tolist())
 
 
 def _unit_runs(tokens: tuple[Token, ...] | list[Token]) -> list[tuple[int, int]]:
@@ -159,22 +179,59 @@ def _unit_runs(tokens: tuple[Token, ...] | list[Token]) -> list[tuple[int, int]]
     return runs
 
 
+@lru_cache(maxsize=8192)
+def _defined_functions(source: str) -> tuple[tuple[str, int, int], ...]:
+    """(name, first line, last line) of each top-level function of a cell (none if it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    return tuple((node.name, min([node.lineno] + [d.lineno for d in node.decorator_list]), node.end_lineno or node.lineno)
+                 for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+
+def _function_ranges(cells: tuple[str, ...], tokens: tuple[Token, ...],
+                     runs: list[tuple[int, int]]) -> tuple[tuple[str, int, int], ...]:
+    """The top-level statements that define a function, named as the student's cell names them."""
+    found = []
+    for start, end in runs:
+        first = tokens[start]
+        for name, lo, hi in _defined_functions(cells[first.cell]):
+            if lo <= first.line <= hi:
+                found.append((name, start, end))
+                break
+    return tuple(found)
+
+
 def document(name: str, cells: tuple[str, ...] | list[str], settings: Settings = Settings()) -> Document:
     """Normalise and fingerprint one submission's code cells."""
+    cells = tuple(cells)
     tokens = tuple(program_tokens(list(cells)))
-    fingerprints: list[Fingerprint] = []
-    for start, end in _unit_runs(tokens):
-        hashes = kgram_hashes([t.text for t in tokens[start:end]], settings.k)
-        fingerprints += [Fingerprint(f.hash, f.position + start) for f in winnow(hashes, settings.w)]
-    return Document(name, tuple(cells), tokens, tuple(fingerprints))
+    texts = [t.text for t in tokens]
+    runs = _unit_runs(tokens)
+    hashes, positions = [], []
+    for start, end in runs:
+        grams = kgram_array(texts[start:end], settings.k)
+        if settings.w == 1:          # every k-gram is kept: no window to slide
+            hashes.append(grams)
+            positions.append(np.arange(start, start + len(grams), dtype=np.int64))
+        else:
+            kept = winnow(grams.tolist(), settings.w)
+            hashes.append(np.array([f.hash for f in kept], dtype=np.uint64))
+            positions.append(np.array([f.position + start for f in kept], dtype=np.int64))
+    return Document(name, cells, tokens,
+                    np.concatenate(hashes) if hashes else np.zeros(0, dtype=np.uint64),
+                    np.concatenate(positions) if positions else np.zeros(0, dtype=np.int64),
+                    _function_ranges(cells, tokens, runs))
 
 
 def base_hashes(cells: tuple[str, ...] | list[str], settings: Settings = Settings()) -> frozenset[int]:
     """Every k-gram hash of the starter code (all of them, not only the winnowed ones)."""
     tokens = program_tokens(list(cells))
+    texts = [t.text for t in tokens]
     hashes: set[int] = set()
     for start, end in _unit_runs(tokens):
-        hashes.update(kgram_hashes([t.text for t in tokens[start:end]], settings.k))
+        hashes.update(kgram_array(texts[start:end], settings.k).tolist())
     return frozenset(hashes)
 
 
@@ -203,42 +260,6 @@ def common_limit(n: int, settings: Settings = Settings()) -> int:
     return max(settings.common_minimum, math.ceil(settings.common_fraction * n))
 
 
-def holders(documents: list[Document]) -> dict[int, list[int]]:
-    """Fingerprint hash -> indices (into ``documents``, ascending) of the submissions holding it."""
-    held: dict[int, list[int]] = defaultdict(list)
-    for index, doc in enumerate(documents):
-        for h in {f.hash for f in doc.fingerprints}:
-            held[h].append(index)
-    return held
-
-
-def rarity_weights(documents: list[Document], base: frozenset[int], settings: Settings = Settings(),
-                   held: dict[int, list[int]] | None = None) -> dict[int, float]:
-    """Each fingerprint's weight as evidence (see the module docstring); absent means 0."""
-    n = len(documents)
-    counts = {h: len(ds) for h, ds in (held if held is not None else holders(documents)).items()}
-    limit = common_limit(n, settings)
-    weights: dict[int, float] = {}
-    for h, d in counts.items():
-        if h in base or d > limit:
-            continue
-        weights[h] = 1.0 if n <= 2 else min(1.0, math.log(n / d) / math.log(n / 2))
-    return weights
-
-
-def _coverage(doc: Document, weights: dict[int, float], k: int, only: set[int] | None = None) -> dict[int, float]:
-    """Token index -> weight of the heaviest weighted fingerprint (in ``only``, if given) covering it."""
-    covered: dict[int, float] = {}
-    for f in doc.fingerprints:
-        weight = weights.get(f.hash, 0.0)
-        if weight <= 0.0 or (only is not None and f.hash not in only):
-            continue
-        for i in range(f.position, min(f.position + k, len(doc.tokens))):
-            if covered.get(i, 0.0) < weight:
-                covered[i] = weight
-    return covered
-
-
 def _runs(indices: list[int]) -> list[list[int]]:
     """Sorted token indices split into runs of consecutive ones."""
     runs: list[list[int]] = []
@@ -262,36 +283,34 @@ def line_spans(doc: Document, indices: list[int] | set[int]) -> tuple[LineSpan, 
     return tuple(spans)
 
 
-def _regions(a: Document, b: Document, shared: set[int], covered_a: dict[int, float], k: int) -> tuple[Region, ...]:
-    positions_b: dict[int, list[int]] = defaultdict(list)
-    for f in b.fingerprints:
-        if f.hash in shared:
-            positions_b[f.hash].append(f.position)
-    starts_a: dict[int, list[int]] = defaultdict(list)      # token index in a -> hashes starting there
-    for f in a.fingerprints:
-        if f.hash in shared:
-            starts_a[f.position].append(f.hash)
-    regions = []
-    for run in _runs(sorted(covered_a)):
-        in_b: set[int] = set()
-        for start in range(max(0, run[0] - k + 1), run[-1] + 1):
-            for h in starts_a.get(start, ()):
-                for p in positions_b[h]:
-                    in_b.update(range(p, min(p + k, len(b.tokens))))
-        regions.append(Region(line_spans(a, run), line_spans(b, in_b), len(run)))
-    return tuple(regions)
+class _Lines:
+    """A submission's tokens grouped by the line they stand on, to turn covered tokens into line spans fast."""
+
+    def __init__(self, doc: Document):
+        keys = [(t.cell, t.line) for t in doc.tokens]
+        self.starts = np.array([i for i in range(len(keys)) if i == 0 or keys[i] != keys[i - 1]], dtype=np.int64)
+        self.keys = [keys[i] for i in self.starts.tolist()]
+
+    def spans(self, covered: np.ndarray) -> tuple[LineSpan, ...]:
+        """The line spans of the tokens ``covered`` (a bool per token) marks."""
+        if not covered.any():
+            return ()
+        hit = np.logical_or.reduceat(covered, self.starts)
+        spans: list[LineSpan] = []
+        for cell, line in sorted({self.keys[g] for g in np.flatnonzero(hit).tolist()}):
+            if spans and spans[-1].cell == cell and spans[-1].last + 1 >= line:
+                spans[-1] = LineSpan(cell, spans[-1].first, line)
+            else:
+                spans.append(LineSpan(cell, line, line))
+        return tuple(spans)
 
 
-def score_pair(a: Document, b: Document, weights: dict[int, float], unusual: dict[str, float],
-               settings: Settings = Settings()) -> Pair:
-    """The pair's score and matched regions (see the module docstring)."""
-    shared = {f.hash for f in a.fingerprints if weights.get(f.hash, 0.0) > 0.0} & {f.hash for f in b.fingerprints}
-    covered_a = _coverage(a, weights, settings.k, shared)
-    covered_b = _coverage(b, weights, settings.k, shared)
-    floor, prior = settings.evidence_tokens, settings.prior_tokens
-    score = max(sum(covered_a.values()) / (max(unusual[a.name], floor) + prior),
-                sum(covered_b.values()) / (max(unusual[b.name], floor) + prior))
-    return Pair(a.name, b.name, round(score, 4), len(covered_a), _regions(a, b, shared, covered_a, settings.k))
+def shared_functions(doc: Document, matched: np.ndarray, unusual: np.ndarray,
+                     settings: Settings = Settings()) -> list[str]:
+    """The functions of ``doc`` a partner holds most of: at least ``function_tokens`` of unusual code
+    (``unusual``, per function), of which at least ``function_share`` is matched (``matched``)."""
+    return [name for (name, _, _), m, u in zip(doc.functions, matched.tolist(), unusual.tolist())
+            if u >= settings.function_tokens and m >= settings.function_share * u]
 
 
 def rank_pairs(documents: list[Document], base: frozenset[int] = frozenset(),
@@ -307,18 +326,39 @@ def rank_pairs(documents: list[Document], base: frozenset[int] = frozenset(),
 def compare_class(documents: list[Document], base: frozenset[int] = frozenset(),
                   settings: Settings = Settings(), starter: frozenset[tuple[str, ...]] = frozenset()) -> Comparison:
     """The ranked pairs of ``documents`` (see :func:`rank_pairs`), its groups, and what counted as common."""
-    held = holders(documents)
-    weights = rarity_weights(documents, base, settings, held)
-    unusual = {d.name: sum(_coverage(d, weights, settings.k).values()) for d in documents}
-    candidates: set[tuple[int, int]] = set()
-    for h, indices in held.items():
-        if h in weights:
-            candidates.update(combinations(indices, 2))
-    pairs = [score_pair(documents[i], documents[j], weights, unusual, settings) for i, j in sorted(candidates)]
     limit = common_limit(len(documents), settings)
-    common = sum(1 for h, ds in held.items() if len(ds) > limit and h not in base)
+    index = build_index([d.hashes for d in documents], [d.positions for d in documents],
+                        [len(d.tokens) for d in documents], np.fromiter(base, dtype=np.uint64, count=len(base)),
+                        limit, settings.k)
+    floor, prior = settings.evidence_tokens, settings.prior_tokens
+    halves: dict[tuple[int, int], tuple[float, int, tuple[LineSpan, ...], list[str]]] = {}
+    pairs: list[Pair] = []
+    for i, doc in enumerate(documents):
+        ranges = [(lo, hi) for _, lo, hi in doc.functions]
+        own = _coverage_of(index, i)
+        unusual = float(own.sum())
+        own_units = np.array([own[lo:hi].sum() for lo, hi in ranges])
+        mine = side(index, i, ranges)
+        lines = _Lines(doc)
+        for row, j in enumerate(mine.partners.tolist()):
+            share = float(mine.matched[row]) / (max(unusual, floor) + prior)
+            half = (share, int(mine.tokens[row]), lines.spans(mine.covered[row]),
+                    shared_functions(doc, mine.units[row], own_units, settings))
+            if j > i:
+                halves[(i, j)] = half
+                continue
+            first = halves.pop((j, i))          # ``j``'s side, met first
+            pairs.append(Pair(documents[j].name, doc.name, round(max(first[0], share), 4), first[1], first[2],
+                              half[2], tuple(sorted(set(first[3]) | set(half[3])))))
+    common = int(np.count_nonzero((np.diff(index.holder_start) > limit) & ~index.in_base))
     return Comparison(tuple(sorted(pairs, key=lambda p: (-p.score, p.a, p.b))),
-                      find_groups(documents, base, held, settings, starter), len(documents), limit, common)
+                      find_groups(documents, index, settings, starter), len(documents), limit, common,
+                      tuple(documents), index)
+
+
+def _coverage_of(index: ClassIndex, doc: int) -> np.ndarray:
+    """(tokens,) each token's unusual weight: the heaviest weighted fingerprint covering it."""
+    return coverage(index.token_weights(doc), index.k)
 
 
 def _covered(positions: list[int], k: int, length: int) -> list[int]:
@@ -326,8 +366,8 @@ def _covered(positions: list[int], k: int, length: int) -> list[int]:
     return sorted({i for p in positions for i in range(p, min(p + k, length))})
 
 
-def find_groups(documents: list[Document], base: frozenset[int], held: dict[int, list[int]],
-                settings: Settings = Settings(), starter: frozenset[tuple[str, ...]] = frozenset()) -> tuple[Group, ...]:
+def find_groups(documents: list[Document], index: ClassIndex, settings: Settings = Settings(),
+                starter: frozenset[tuple[str, ...]] = frozenset()) -> tuple[Group, ...]:
     """Sets of three or more submissions sharing at least ``group_tokens`` tokens, in runs of at least
     ``block_tokens``, that no one else holds (starter lines ``starter`` left out).
 
@@ -335,13 +375,19 @@ def find_groups(documents: list[Document], base: frozenset[int], held: dict[int,
     function the others kept) is part of that group, not another one.
     """
     limit = common_limit(len(documents), settings)
+    counts = np.diff(index.holder_start)
+    eligible = (counts >= 3) & ~index.in_base
+    first_holder = index.holder_doc[np.minimum(index.holder_start[:-1], len(index.holder_doc) - 1)]
     starts: dict[tuple[int, ...], list[int]] = defaultdict(list)     # holder set -> k-gram starts in its first member
-    by_hash = {h: tuple(ds) for h, ds in held.items() if len(ds) >= 3 and h not in base}
-    for index, doc in enumerate(documents):
-        for f in doc.fingerprints:
-            members = by_hash.get(f.hash)
-            if members is not None and members[0] == index:
-                starts[members].append(f.position)
+    members_of: dict[int, tuple[int, ...]] = {}
+    for doc_index in range(len(documents)):
+        ids = index.ids[doc_index]
+        mine = eligible[ids] & (first_holder[ids] == doc_index)
+        for fid, position in zip(ids[mine].tolist(), index.positions[doc_index][mine].tolist()):
+            members = members_of.get(fid)
+            if members is None:
+                members = members_of[fid] = tuple(index.holders(fid).tolist())
+            starts[members].append(position)
     found: list[tuple[tuple[int, ...], list[int]]] = []
     own: dict[int, set[int]] = {}
     for members, positions in starts.items():

@@ -174,8 +174,8 @@ def csv_text(result: SimilarityResult) -> str:
     writer.writerow(CSV_COLUMNS)
     for rank, p in enumerate(result.shown(), start=1):
         writer.writerow([rank, cell(p.a), cell(p.b), f"{p.score:.4f}", "yes" if p.score >= result.threshold else "no",
-                         p.matched_tokens, cell(spans_text([s for r in p.regions for s in r.a])),
-                         cell(spans_text([s for r in p.regions for s in r.b]))])
+                         p.matched_tokens, cell(spans_text(p.lines_a)),
+                         cell(spans_text(p.lines_b))])
     return text.getvalue()
 
 
@@ -248,11 +248,11 @@ def section_html(result: SimilarityResult, extra: int = 0) -> str:
     for p in result.shown(extra):
         a, b = result.documents.get(p.a), result.documents.get(p.b)
         out.append(f'<div class="sim-pair"><h3>{e(p.a)} and {e(p.b)}: {p.score:.2f}</h3>'
-                   f'<p class="sim-note">{p.matched_tokens} matched tokens in {len(p.regions)} regions</p>')
+                   f'<p class="sim-note">{p.matched_tokens} matched tokens</p>')
         if a is not None and b is not None:
             out.append('<div class="sim-sides">'
-                       f'<div class="sim-side"><b>{e(p.a)}</b>{_code_html(a, [s for r in p.regions for s in r.a])}</div>'
-                       f'<div class="sim-side"><b>{e(p.b)}</b>{_code_html(b, [s for r in p.regions for s in r.b])}</div>'
+                       f'<div class="sim-side"><b>{e(p.a)}</b>{_code_html(a, list(p.lines_a))}</div>'
+                       f'<div class="sim-side"><b>{e(p.b)}</b>{_code_html(b, list(p.lines_b))}</div>'
                        "</div>")
         out.append("</div>")
     out.append("</section>")
