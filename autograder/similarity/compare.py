@@ -141,6 +141,7 @@ class Group:
     shown: str
     tokens: tuple[int, ...]
     lines: tuple[LineSpan, ...]
+    functions: tuple[str, ...] = ()     # the functions of ``shown`` mostly made of that code
 
 
 @dataclass(frozen=True, eq=False)
@@ -406,6 +407,10 @@ def find_groups(documents: list[Document], index: ClassIndex, settings: Settings
             continue
         kept.append(frozenset(members))
         first = documents[members[0]]
+        held = set(tokens)
+        functions = tuple(name for name, lo, hi in first.functions
+                          if len(held.intersection(range(lo, hi))) >= max(settings.function_tokens, settings.function_share
+                                                                         * len(own[members[0]].intersection(range(lo, hi)))))
         groups.append(Group(tuple(documents[i].name for i in members), len(tokens), len(members) > limit,
-                            first.name, tuple(tokens), line_spans(first, tokens)))
+                            first.name, tuple(tokens), line_spans(first, tokens), functions))
     return tuple(groups)
