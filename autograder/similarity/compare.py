@@ -53,6 +53,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -101,9 +102,10 @@ class Document:
         return tuple(Fingerprint(h, p) for h, p in zip(self.hashes.tolist(), self.positions.tolist()))
 
 
-@dataclass(frozen=True)
-class LineSpan:
-    """Lines ``first``..``last`` (1-based, inclusive) of code cell ``cell`` (0-based)."""
+class LineSpan(NamedTuple):
+    """Lines ``first``..``last`` (1-based, inclusive) of code cell ``cell`` (0-based).
+
+    A named tuple: the CSV of 1,000 submissions holds a few hundred thousand."""
 
     cell: int
     first: int
@@ -171,13 +173,12 @@ def _unit_runs(tokens: tuple[Token, ...] | list[Token]) -> list[tuple[int, int]]
     K-grams never span two of them: the order of cells, and of the functions
     within a cell, is the student's to choose and says nothing.
     """
-    runs: list[tuple[int, int]] = []
-    for i, t in enumerate(tokens):
-        if runs and (tokens[runs[-1][0]].cell, tokens[runs[-1][0]].unit) == (t.cell, t.unit):
-            runs[-1] = (runs[-1][0], i + 1)
-        else:
-            runs.append((i, i + 1))
-    return runs
+    if not tokens:
+        return []
+    # A unit is known by (cell, unit); a new one starts wherever that pair changes.
+    keys = np.fromiter(((t.cell << 32) | t.unit for t in tokens), dtype=np.int64, count=len(tokens))
+    edges = [0, *(np.flatnonzero(keys[1:] != keys[:-1]) + 1).tolist(), len(tokens)]
+    return list(zip(edges, edges[1:]))
 
 
 @lru_cache(maxsize=8192)
@@ -274,7 +275,46 @@ def _runs(indices: list[int]) -> list[list[int]]:
 
 def line_spans(doc: Document, indices: list[int] | set[int]) -> tuple[LineSpan, ...]:
     """The lines holding the tokens at ``indices``, as spans of consecutive lines per cell."""
-    lines = sorted({(doc.tokens[i].cell, doc.tokens[i].line) for i in indices})
+    return _spans_of(sorted({(doc.tokens[i].cell, doc.tokens[i].line) for i in indices}))
+
+
+class _Lines:
+    """A submission's tokens grouped into runs on one line, to turn covered tokens into line spans fast."""
+
+    def __init__(self, doc: Document):
+        keys = np.fromiter(((t.cell << 32) | t.line for t in doc.tokens), dtype=np.int64, count=len(doc.tokens))
+        self.starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]])) if len(keys) else keys
+        run_keys = keys[self.starts]
+        self.cell, self.line = run_keys >> 32, run_keys & 0xFFFFFFFF
+        # Lines in order, each once: then any subset is in order too, and spans are found with array operations.
+        self.ordered = bool(np.all(run_keys[1:] > run_keys[:-1]))
+
+    def runs(self, covered: np.ndarray) -> np.ndarray:
+        """(rows, runs) bool: which runs hold a covered token, for each row of ``covered`` (rows, tokens)."""
+        if covered.shape[-1] == 0:
+            return np.zeros(covered.shape[:-1] + (0,), dtype=bool)
+        return np.logical_or.reduceat(covered, self.starts, axis=-1)
+
+    def spans(self, hits: np.ndarray) -> list[tuple[LineSpan, ...]]:
+        """For each row of ``hits`` (rows, runs; see :meth:`runs`), the line spans of the runs it marks."""
+        if not self.ordered:
+            keys = list(zip(self.cell.tolist(), self.line.tolist()))
+            return [_spans_of(sorted({keys[g] for g in np.flatnonzero(row).tolist()})) for row in hits]
+        rows, runs = np.nonzero(hits)
+        if len(runs) == 0:
+            return [() for _ in range(len(hits))]
+        cells, lines = self.cell[runs], self.line[runs]
+        new = np.ones(len(runs), dtype=bool)        # a span starts at a new row, a new cell or a gap of a line
+        new[1:] = (rows[1:] != rows[:-1]) | (cells[1:] != cells[:-1]) | (lines[1:] - lines[:-1] > 1)
+        first = np.flatnonzero(new)
+        last = np.append(first[1:], len(runs)) - 1
+        spans = list(map(LineSpan, cells[first].tolist(), lines[first].tolist(), lines[last].tolist()))
+        bounds = np.searchsorted(rows[first], np.arange(len(hits) + 1)).tolist()
+        return [tuple(spans[a:b]) for a, b in zip(bounds, bounds[1:])]
+
+
+def _spans_of(lines: list[tuple[int, int]]) -> tuple[LineSpan, ...]:
+    """Sorted (cell, line) pairs as spans of consecutive lines per cell."""
     spans: list[LineSpan] = []
     for cell, line in lines:
         if spans and spans[-1].cell == cell and spans[-1].last + 1 >= line:
@@ -284,34 +324,15 @@ def line_spans(doc: Document, indices: list[int] | set[int]) -> tuple[LineSpan, 
     return tuple(spans)
 
 
-class _Lines:
-    """A submission's tokens grouped by the line they stand on, to turn covered tokens into line spans fast."""
-
-    def __init__(self, doc: Document):
-        keys = [(t.cell, t.line) for t in doc.tokens]
-        self.starts = np.array([i for i in range(len(keys)) if i == 0 or keys[i] != keys[i - 1]], dtype=np.int64)
-        self.keys = [keys[i] for i in self.starts.tolist()]
-
-    def spans(self, covered: np.ndarray) -> tuple[LineSpan, ...]:
-        """The line spans of the tokens ``covered`` (a bool per token) marks."""
-        if not covered.any():
-            return ()
-        hit = np.logical_or.reduceat(covered, self.starts)
-        spans: list[LineSpan] = []
-        for cell, line in sorted({self.keys[g] for g in np.flatnonzero(hit).tolist()}):
-            if spans and spans[-1].cell == cell and spans[-1].last + 1 >= line:
-                spans[-1] = LineSpan(cell, spans[-1].first, line)
-            else:
-                spans.append(LineSpan(cell, line, line))
-        return tuple(spans)
-
-
 def shared_functions(doc: Document, matched: np.ndarray, unusual: np.ndarray,
-                     settings: Settings = Settings()) -> list[str]:
-    """The functions of ``doc`` a partner holds most of: at least ``function_tokens`` of unusual code
-    (``unusual``, per function), of which at least ``function_share`` is matched (``matched``)."""
-    return [name for (name, _, _), m, u in zip(doc.functions, matched.tolist(), unusual.tolist())
-            if u >= settings.function_tokens and m >= settings.function_share * u]
+                     settings: Settings = Settings()) -> list[list[str]]:
+    """For each row of ``matched`` (partners, functions): the functions of ``doc`` that partner holds most
+    of: at least ``function_tokens`` of unusual code (``unusual``, per function), of which at least
+    ``function_share`` is matched."""
+    shared = (matched >= settings.function_share * unusual) & (unusual >= settings.function_tokens)
+    names = [name for name, _, _ in doc.functions]
+    any_shared = shared.any(axis=1).tolist() if shared.size else [False] * len(matched)
+    return [[names[u] for u in np.flatnonzero(row).tolist()] if hit else [] for row, hit in zip(shared, any_shared)]
 
 
 def rank_pairs(documents: list[Document], base: frozenset[int] = frozenset(),
@@ -338,18 +359,19 @@ def compare_class(documents: list[Document], base: frozenset[int] = frozenset(),
         ranges = [(lo, hi) for _, lo, hi in doc.functions]
         own = _coverage_of(index, i)
         unusual = float(own.sum())
-        own_units = np.array([own[lo:hi].sum() for lo, hi in ranges])
+        own_units = np.array([own[lo:hi].sum() for lo, hi in ranges]).reshape(len(ranges))
         mine = side(index, i, ranges)
         lines = _Lines(doc)
+        spans = lines.spans(lines.runs(mine.covered))
+        functions = shared_functions(doc, mine.units, own_units, settings)
+        shares = (mine.matched / (max(unusual, floor) + prior)).tolist()
         for row, j in enumerate(mine.partners.tolist()):
-            share = float(mine.matched[row]) / (max(unusual, floor) + prior)
-            half = (share, int(mine.tokens[row]), lines.spans(mine.covered[row]),
-                    shared_functions(doc, mine.units[row], own_units, settings))
+            half = (shares[row], int(mine.tokens[row]), spans[row], functions[row])
             if j > i:
                 halves[(i, j)] = half
                 continue
             first = halves.pop((j, i))          # ``j``'s side, met first
-            pairs.append(Pair(documents[j].name, doc.name, round(max(first[0], share), 4), first[1], first[2],
+            pairs.append(Pair(documents[j].name, doc.name, round(max(first[0], half[0]), 4), first[1], first[2],
                               half[2], tuple(sorted(set(first[3]) | set(half[3])))))
     common = int(np.count_nonzero((np.diff(index.holder_start) > limit) & ~index.in_base))
     return Comparison(tuple(sorted(pairs, key=lambda p: (-p.score, p.a, p.b))),
