@@ -45,6 +45,15 @@ submissions, the code held by exactly that set (starter lines left out), keeps
 its unbroken runs of at least ``block_tokens`` tokens (an idiom is shorter)
 and reports the set as a group when those runs add up to at least
 ``group_tokens`` tokens, however large the set.
+
+A pair also says which of the assignment's functions it shares: on one side,
+a function with at least ``function_tokens`` of unusual code of which at
+least ``function_share`` is matched (``shared_functions``). A partial copy is
+two or three functions copied whole inside otherwise different submissions,
+which the pair's single score blurs.
+
+Pairs are scored all at once per submission (``inverted``): the numbers are
+the ones above, computed from an inverted index of the fingerprints.
 """
 from __future__ import annotations
 
