@@ -26,10 +26,13 @@ def similarity(out_dir: Path, threshold: float, base_files: tuple[Path, ...], ou
 
     OUT is the folder `grader grade` wrote. Code from the starter notebook and
     code much of the class wrote count for nothing; the score says how much
-    of two submissions' remaining code they share. Writes similarity.csv
-    (pair, score, matched lines), similarity-groups.csv (three or more
-    submissions sharing a long block no one else has, at any group size) and similarity.html (flagged pairs side by
-    side, matches highlighted). A high score is a reason to look, not a verdict.
+    of two submissions' remaining code they share. A pair is flagged at the
+    threshold, or when it shares two or more of the assignment's functions
+    whole. Writes similarity.csv (every pair sharing unusual code: score,
+    matched lines, functions shared), similarity-groups.csv (three or more
+    submissions sharing a long block no one else has, at any group size) and
+    similarity.html (groups and flagged pairs side by side, matching tokens
+    marked). A high score is a reason to look, not a verdict.
 
     \b
     Examples:
@@ -41,10 +44,12 @@ def similarity(out_dir: Path, threshold: float, base_files: tuple[Path, ...], ou
     result, csv_path, html_path = write_similarity(out_dir, threshold, base_files, output)
     for student, why in result.not_compared:
         echo(f"not compared: {student}: {why}", err=True)
-    click.echo(f"{result.compared} submissions compared, {len(result.flagged)} pairs at or above {threshold:g}")
+    click.echo(f"{result.compared} submissions compared, {len(result.flagged)} pairs flagged (at or above {threshold:g}, "
+               "or sharing two or more functions)")
     for number, g in enumerate(result.groups, start=1):
         click.echo(f"  group {number}: {len(g.members)} submissions share {g.shared_tokens} tokens no one else has"
                    + (" (discounted as common in pair scores)" if g.discounted else ""))
     for p in result.flagged[:20]:
-        click.echo(f"  {p.score:.2f}  {click.style(terminal(p.a), bold=True)}  {click.style(terminal(p.b), bold=True)}")
+        shared = f"  ({', '.join(terminal(f) for f in p.functions)})" if p.functions else ""
+        click.echo(f"  {p.score:.2f}  {click.style(terminal(p.a), bold=True)}  {click.style(terminal(p.b), bold=True)}{shared}")
     echo(f"written: {csv_path}, {csv_path.with_name('similarity-groups.csv').name} and {html_path}")

@@ -45,16 +45,30 @@ submissions, the code held by exactly that set (starter lines left out), keeps
 its unbroken runs of at least ``block_tokens`` tokens (an idiom is shorter)
 and reports the set as a group when those runs add up to at least
 ``group_tokens`` tokens, however large the set.
+
+A pair also says which of the assignment's functions it shares: on one side,
+a function with at least ``function_tokens`` of unusual code of which at
+least ``function_share`` is matched (``shared_functions``). A partial copy is
+two or three functions copied whole inside otherwise different submissions,
+which the pair's single score blurs.
+
+Pairs are scored all at once per submission (``inverted``): the numbers are
+the ones above, computed from an inverted index of the fingerprints.
 """
 from __future__ import annotations
 
+import ast
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from itertools import combinations
+from functools import lru_cache
+from typing import NamedTuple
 
+import numpy as np
+
+from autograder.similarity.inverted import ClassIndex, build_index, coverage, pair_coverage, side
 from autograder.similarity.normalize import Token, program_tokens
-from autograder.similarity.winnow import K, W, Fingerprint, kgram_hashes, winnow
+from autograder.similarity.winnow import K, W, Fingerprint, kgram_array, winnow
 
 
 @dataclass(frozen=True)
@@ -73,21 +87,34 @@ class Settings:
     block_tokens: int = 80
     #: Least code, in such runs, a set of three or more submissions must share to be reported as a group.
     group_tokens: int = 120
+    #: A function counts as shared by a pair when it has at least this much unusual code (two lines)...
+    function_tokens: float = 24.0
+    #: ...and the other submission holds at least this share of it.
+    function_share: float = 0.6
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Document:
-    """One submission's code as the comparison sees it."""
+    """One submission's code as the comparison sees it: tokens, and the fingerprints kept from them
+    (``hashes[i]`` is the k-gram starting at token ``positions[i]``)."""
 
     name: str
     cells: tuple[str, ...]
     tokens: tuple[Token, ...]
-    fingerprints: tuple[Fingerprint, ...]
+    hashes: np.ndarray = field(repr=False)       # (F,) uint64
+    positions: np.ndarray = field(repr=False)    # (F,) int64
+    #: The top-level functions: (name, first token, end token), in token order.
+    functions: tuple[tuple[str, int, int], ...] = ()
+
+    @property
+    def fingerprints(self) -> tuple[Fingerprint, ...]:
+        return tuple(Fingerprint(h, p) for h, p in zip(self.hashes.tolist(), self.positions.tolist()))
 
 
-@dataclass(frozen=True)
-class LineSpan:
-    """Lines ``first``..``last`` (1-based, inclusive) of code cell ``cell`` (0-based)."""
+class LineSpan(NamedTuple):
+    """Lines ``first``..``last`` (1-based, inclusive) of code cell ``cell`` (0-based).
+
+    A named tuple: the CSV of 1,000 submissions holds a few hundred thousand."""
 
     cell: int
     first: int
@@ -95,23 +122,17 @@ class LineSpan:
 
 
 @dataclass(frozen=True)
-class Region:
-    """One matched region: where it is in each submission, and how many tokens it covers in ``a``."""
-
-    a: tuple[LineSpan, ...]
-    b: tuple[LineSpan, ...]
-    tokens: int
-
-
-@dataclass(frozen=True)
 class Pair:
-    """Two submissions, their score, and the regions they share (in ``a``'s order)."""
+    """Two submissions, their score, and the code they share: the lines on each side, and the
+    functions of the assignment it is mostly made of (see :func:`shared_functions`)."""
 
     a: str
     b: str
     score: float
     matched_tokens: int
-    regions: tuple[Region, ...] = field(default_factory=tuple)
+    lines_a: tuple[LineSpan, ...] = ()
+    lines_b: tuple[LineSpan, ...] = ()
+    functions: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -131,9 +152,10 @@ class Group:
     shown: str
     tokens: tuple[int, ...]
     lines: tuple[LineSpan, ...]
+    functions: tuple[str, ...] = ()     # the functions of ``shown`` mostly made of that code
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Comparison:
     """One class compared: ranked pairs, groups, and how much was discounted as common and why."""
 
@@ -142,6 +164,16 @@ class Comparison:
     compared: int
     common_limit: int          # a fingerprint held by more submissions than this weighs nothing in a pair
     common_fingerprints: int   # distinct fingerprints, outside the starter code, discounted for that reason
+    documents: tuple[Document, ...] = ()
+    index: ClassIndex | None = None
+
+    def matched(self, a: str, b: str) -> tuple[set[int], set[int]]:
+        """Indices of the tokens of ``a`` and of ``b`` covered by weighted fingerprints both hold."""
+        where = {d.name: i for i, d in enumerate(self.documents)}
+        if self.index is None or a not in where or b not in where:
+            return set(), set()
+        cover_a, cover_b = pair_coverage(self.index, where[a], where[b])
+        return set(np.flatnonzero(cover_a).tolist()), set(np.flatnonzero(cover_b).tolist())
 
 
 def _unit_runs(tokens: tuple[Token, ...] | list[Token]) -> list[tuple[int, int]]:
@@ -150,31 +182,67 @@ def _unit_runs(tokens: tuple[Token, ...] | list[Token]) -> list[tuple[int, int]]
     K-grams never span two of them: the order of cells, and of the functions
     within a cell, is the student's to choose and says nothing.
     """
-    runs: list[tuple[int, int]] = []
-    for i, t in enumerate(tokens):
-        if runs and (tokens[runs[-1][0]].cell, tokens[runs[-1][0]].unit) == (t.cell, t.unit):
-            runs[-1] = (runs[-1][0], i + 1)
-        else:
-            runs.append((i, i + 1))
-    return runs
+    if not tokens:
+        return []
+    # A unit is known by (cell, unit); a new one starts wherever that pair changes.
+    keys = np.fromiter(((t.cell << 32) | t.unit for t in tokens), dtype=np.int64, count=len(tokens))
+    edges = [0, *(np.flatnonzero(keys[1:] != keys[:-1]) + 1).tolist(), len(tokens)]
+    return list(zip(edges, edges[1:]))
+
+
+@lru_cache(maxsize=8192)
+def _defined_functions(source: str) -> tuple[tuple[str, int, int], ...]:
+    """(name, first line, last line) of each top-level function of a cell (none if it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    return tuple((node.name, min([node.lineno] + [d.lineno for d in node.decorator_list]), node.end_lineno or node.lineno)
+                 for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+
+def _function_ranges(cells: tuple[str, ...], tokens: tuple[Token, ...],
+                     runs: list[tuple[int, int]]) -> tuple[tuple[str, int, int], ...]:
+    """The top-level statements that define a function, named as the student's cell names them."""
+    found = []
+    for start, end in runs:
+        first = tokens[start]
+        for name, lo, hi in _defined_functions(cells[first.cell]):
+            if lo <= first.line <= hi:
+                found.append((name, start, end))
+                break
+    return tuple(found)
 
 
 def document(name: str, cells: tuple[str, ...] | list[str], settings: Settings = Settings()) -> Document:
     """Normalise and fingerprint one submission's code cells."""
+    cells = tuple(cells)
     tokens = tuple(program_tokens(list(cells)))
-    fingerprints: list[Fingerprint] = []
-    for start, end in _unit_runs(tokens):
-        hashes = kgram_hashes([t.text for t in tokens[start:end]], settings.k)
-        fingerprints += [Fingerprint(f.hash, f.position + start) for f in winnow(hashes, settings.w)]
-    return Document(name, tuple(cells), tokens, tuple(fingerprints))
+    texts = [t.text for t in tokens]
+    runs = _unit_runs(tokens)
+    hashes, positions = [], []
+    for start, end in runs:
+        grams = kgram_array(texts[start:end], settings.k)
+        if settings.w == 1:          # every k-gram is kept: no window to slide
+            hashes.append(grams)
+            positions.append(np.arange(start, start + len(grams), dtype=np.int64))
+        else:
+            kept = winnow(grams.tolist(), settings.w)
+            hashes.append(np.array([f.hash for f in kept], dtype=np.uint64))
+            positions.append(np.array([f.position + start for f in kept], dtype=np.int64))
+    return Document(name, cells, tokens,
+                    np.concatenate(hashes) if hashes else np.zeros(0, dtype=np.uint64),
+                    np.concatenate(positions) if positions else np.zeros(0, dtype=np.int64),
+                    _function_ranges(cells, tokens, runs))
 
 
 def base_hashes(cells: tuple[str, ...] | list[str], settings: Settings = Settings()) -> frozenset[int]:
     """Every k-gram hash of the starter code (all of them, not only the winnowed ones)."""
     tokens = program_tokens(list(cells))
+    texts = [t.text for t in tokens]
     hashes: set[int] = set()
     for start, end in _unit_runs(tokens):
-        hashes.update(kgram_hashes([t.text for t in tokens[start:end]], settings.k))
+        hashes.update(kgram_array(texts[start:end], settings.k).tolist())
     return frozenset(hashes)
 
 
@@ -203,42 +271,6 @@ def common_limit(n: int, settings: Settings = Settings()) -> int:
     return max(settings.common_minimum, math.ceil(settings.common_fraction * n))
 
 
-def holders(documents: list[Document]) -> dict[int, list[int]]:
-    """Fingerprint hash -> indices (into ``documents``, ascending) of the submissions holding it."""
-    held: dict[int, list[int]] = defaultdict(list)
-    for index, doc in enumerate(documents):
-        for h in {f.hash for f in doc.fingerprints}:
-            held[h].append(index)
-    return held
-
-
-def rarity_weights(documents: list[Document], base: frozenset[int], settings: Settings = Settings(),
-                   held: dict[int, list[int]] | None = None) -> dict[int, float]:
-    """Each fingerprint's weight as evidence (see the module docstring); absent means 0."""
-    n = len(documents)
-    counts = {h: len(ds) for h, ds in (held if held is not None else holders(documents)).items()}
-    limit = common_limit(n, settings)
-    weights: dict[int, float] = {}
-    for h, d in counts.items():
-        if h in base or d > limit:
-            continue
-        weights[h] = 1.0 if n <= 2 else min(1.0, math.log(n / d) / math.log(n / 2))
-    return weights
-
-
-def _coverage(doc: Document, weights: dict[int, float], k: int, only: set[int] | None = None) -> dict[int, float]:
-    """Token index -> weight of the heaviest weighted fingerprint (in ``only``, if given) covering it."""
-    covered: dict[int, float] = {}
-    for f in doc.fingerprints:
-        weight = weights.get(f.hash, 0.0)
-        if weight <= 0.0 or (only is not None and f.hash not in only):
-            continue
-        for i in range(f.position, min(f.position + k, len(doc.tokens))):
-            if covered.get(i, 0.0) < weight:
-                covered[i] = weight
-    return covered
-
-
 def _runs(indices: list[int]) -> list[list[int]]:
     """Sorted token indices split into runs of consecutive ones."""
     runs: list[list[int]] = []
@@ -252,7 +284,46 @@ def _runs(indices: list[int]) -> list[list[int]]:
 
 def line_spans(doc: Document, indices: list[int] | set[int]) -> tuple[LineSpan, ...]:
     """The lines holding the tokens at ``indices``, as spans of consecutive lines per cell."""
-    lines = sorted({(doc.tokens[i].cell, doc.tokens[i].line) for i in indices})
+    return _spans_of(sorted({(doc.tokens[i].cell, doc.tokens[i].line) for i in indices}))
+
+
+class _Lines:
+    """A submission's tokens grouped into runs on one line, to turn covered tokens into line spans fast."""
+
+    def __init__(self, doc: Document):
+        keys = np.fromiter(((t.cell << 32) | t.line for t in doc.tokens), dtype=np.int64, count=len(doc.tokens))
+        self.starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]])) if len(keys) else keys
+        run_keys = keys[self.starts]
+        self.cell, self.line = run_keys >> 32, run_keys & 0xFFFFFFFF
+        # Lines in order, each once: then any subset is in order too, and spans are found with array operations.
+        self.ordered = bool(np.all(run_keys[1:] > run_keys[:-1]))
+
+    def runs(self, covered: np.ndarray) -> np.ndarray:
+        """(rows, runs) bool: which runs hold a covered token, for each row of ``covered`` (rows, tokens)."""
+        if covered.shape[-1] == 0:
+            return np.zeros(covered.shape[:-1] + (0,), dtype=bool)
+        return np.logical_or.reduceat(covered, self.starts, axis=-1)
+
+    def spans(self, hits: np.ndarray) -> list[tuple[LineSpan, ...]]:
+        """For each row of ``hits`` (rows, runs; see :meth:`runs`), the line spans of the runs it marks."""
+        if not self.ordered:
+            keys = list(zip(self.cell.tolist(), self.line.tolist()))
+            return [_spans_of(sorted({keys[g] for g in np.flatnonzero(row).tolist()})) for row in hits]
+        rows, runs = np.nonzero(hits)
+        if len(runs) == 0:
+            return [() for _ in range(len(hits))]
+        cells, lines = self.cell[runs], self.line[runs]
+        new = np.ones(len(runs), dtype=bool)        # a span starts at a new row, a new cell or a gap of a line
+        new[1:] = (rows[1:] != rows[:-1]) | (cells[1:] != cells[:-1]) | (lines[1:] - lines[:-1] > 1)
+        first = np.flatnonzero(new)
+        last = np.append(first[1:], len(runs)) - 1
+        spans = list(map(LineSpan, cells[first].tolist(), lines[first].tolist(), lines[last].tolist()))
+        bounds = np.searchsorted(rows[first], np.arange(len(hits) + 1)).tolist()
+        return [tuple(spans[a:b]) for a, b in zip(bounds, bounds[1:])]
+
+
+def _spans_of(lines: list[tuple[int, int]]) -> tuple[LineSpan, ...]:
+    """Sorted (cell, line) pairs as spans of consecutive lines per cell."""
     spans: list[LineSpan] = []
     for cell, line in lines:
         if spans and spans[-1].cell == cell and spans[-1].last + 1 >= line:
@@ -262,36 +333,15 @@ def line_spans(doc: Document, indices: list[int] | set[int]) -> tuple[LineSpan, 
     return tuple(spans)
 
 
-def _regions(a: Document, b: Document, shared: set[int], covered_a: dict[int, float], k: int) -> tuple[Region, ...]:
-    positions_b: dict[int, list[int]] = defaultdict(list)
-    for f in b.fingerprints:
-        if f.hash in shared:
-            positions_b[f.hash].append(f.position)
-    starts_a: dict[int, list[int]] = defaultdict(list)      # token index in a -> hashes starting there
-    for f in a.fingerprints:
-        if f.hash in shared:
-            starts_a[f.position].append(f.hash)
-    regions = []
-    for run in _runs(sorted(covered_a)):
-        in_b: set[int] = set()
-        for start in range(max(0, run[0] - k + 1), run[-1] + 1):
-            for h in starts_a.get(start, ()):
-                for p in positions_b[h]:
-                    in_b.update(range(p, min(p + k, len(b.tokens))))
-        regions.append(Region(line_spans(a, run), line_spans(b, in_b), len(run)))
-    return tuple(regions)
-
-
-def score_pair(a: Document, b: Document, weights: dict[int, float], unusual: dict[str, float],
-               settings: Settings = Settings()) -> Pair:
-    """The pair's score and matched regions (see the module docstring)."""
-    shared = {f.hash for f in a.fingerprints if weights.get(f.hash, 0.0) > 0.0} & {f.hash for f in b.fingerprints}
-    covered_a = _coverage(a, weights, settings.k, shared)
-    covered_b = _coverage(b, weights, settings.k, shared)
-    floor, prior = settings.evidence_tokens, settings.prior_tokens
-    score = max(sum(covered_a.values()) / (max(unusual[a.name], floor) + prior),
-                sum(covered_b.values()) / (max(unusual[b.name], floor) + prior))
-    return Pair(a.name, b.name, round(score, 4), len(covered_a), _regions(a, b, shared, covered_a, settings.k))
+def shared_functions(doc: Document, matched: np.ndarray, unusual: np.ndarray,
+                     settings: Settings = Settings()) -> list[list[str]]:
+    """For each row of ``matched`` (partners, functions): the functions of ``doc`` that partner holds most
+    of: at least ``function_tokens`` of unusual code (``unusual``, per function), of which at least
+    ``function_share`` is matched."""
+    shared = (matched >= settings.function_share * unusual) & (unusual >= settings.function_tokens)
+    names = [name for name, _, _ in doc.functions]
+    any_shared = shared.any(axis=1).tolist() if shared.size else [False] * len(matched)
+    return [[names[u] for u in np.flatnonzero(row).tolist()] if hit else [] for row, hit in zip(shared, any_shared)]
 
 
 def rank_pairs(documents: list[Document], base: frozenset[int] = frozenset(),
@@ -307,18 +357,40 @@ def rank_pairs(documents: list[Document], base: frozenset[int] = frozenset(),
 def compare_class(documents: list[Document], base: frozenset[int] = frozenset(),
                   settings: Settings = Settings(), starter: frozenset[tuple[str, ...]] = frozenset()) -> Comparison:
     """The ranked pairs of ``documents`` (see :func:`rank_pairs`), its groups, and what counted as common."""
-    held = holders(documents)
-    weights = rarity_weights(documents, base, settings, held)
-    unusual = {d.name: sum(_coverage(d, weights, settings.k).values()) for d in documents}
-    candidates: set[tuple[int, int]] = set()
-    for h, indices in held.items():
-        if h in weights:
-            candidates.update(combinations(indices, 2))
-    pairs = [score_pair(documents[i], documents[j], weights, unusual, settings) for i, j in sorted(candidates)]
     limit = common_limit(len(documents), settings)
-    common = sum(1 for h, ds in held.items() if len(ds) > limit and h not in base)
+    index = build_index([d.hashes for d in documents], [d.positions for d in documents],
+                        [len(d.tokens) for d in documents], np.fromiter(base, dtype=np.uint64, count=len(base)),
+                        limit, settings.k)
+    floor, prior = settings.evidence_tokens, settings.prior_tokens
+    halves: dict[tuple[int, int], tuple[float, int, tuple[LineSpan, ...], list[str]]] = {}
+    pairs: list[Pair] = []
+    for i, doc in enumerate(documents):
+        ranges = [(lo, hi) for _, lo, hi in doc.functions]
+        own = _coverage_of(index, i)
+        unusual = float(own.sum())
+        own_units = np.array([own[lo:hi].sum() for lo, hi in ranges]).reshape(len(ranges))
+        mine = side(index, i, ranges)
+        lines = _Lines(doc)
+        spans = lines.spans(lines.runs(mine.covered))
+        functions = shared_functions(doc, mine.units, own_units, settings)
+        shares = (mine.matched / (max(unusual, floor) + prior)).tolist()
+        for row, j in enumerate(mine.partners.tolist()):
+            half = (shares[row], int(mine.tokens[row]), spans[row], functions[row])
+            if j > i:
+                halves[(i, j)] = half
+                continue
+            first = halves.pop((j, i))          # ``j``'s side, met first
+            pairs.append(Pair(documents[j].name, doc.name, round(max(first[0], half[0]), 4), first[1], first[2],
+                              half[2], tuple(sorted(set(first[3]) | set(half[3])))))
+    common = int(np.count_nonzero((np.diff(index.holder_start) > limit) & ~index.in_base))
     return Comparison(tuple(sorted(pairs, key=lambda p: (-p.score, p.a, p.b))),
-                      find_groups(documents, base, held, settings, starter), len(documents), limit, common)
+                      find_groups(documents, index, settings, starter), len(documents), limit, common,
+                      tuple(documents), index)
+
+
+def _coverage_of(index: ClassIndex, doc: int) -> np.ndarray:
+    """(tokens,) each token's unusual weight: the heaviest weighted fingerprint covering it."""
+    return coverage(index.token_weights(doc), index.k)
 
 
 def _covered(positions: list[int], k: int, length: int) -> list[int]:
@@ -326,8 +398,8 @@ def _covered(positions: list[int], k: int, length: int) -> list[int]:
     return sorted({i for p in positions for i in range(p, min(p + k, length))})
 
 
-def find_groups(documents: list[Document], base: frozenset[int], held: dict[int, list[int]],
-                settings: Settings = Settings(), starter: frozenset[tuple[str, ...]] = frozenset()) -> tuple[Group, ...]:
+def find_groups(documents: list[Document], index: ClassIndex, settings: Settings = Settings(),
+                starter: frozenset[tuple[str, ...]] = frozenset()) -> tuple[Group, ...]:
     """Sets of three or more submissions sharing at least ``group_tokens`` tokens, in runs of at least
     ``block_tokens``, that no one else holds (starter lines ``starter`` left out).
 
@@ -335,13 +407,19 @@ def find_groups(documents: list[Document], base: frozenset[int], held: dict[int,
     function the others kept) is part of that group, not another one.
     """
     limit = common_limit(len(documents), settings)
+    counts = np.diff(index.holder_start)
+    eligible = (counts >= 3) & ~index.in_base
+    first_holder = index.holder_doc[np.minimum(index.holder_start[:-1], len(index.holder_doc) - 1)]
     starts: dict[tuple[int, ...], list[int]] = defaultdict(list)     # holder set -> k-gram starts in its first member
-    by_hash = {h: tuple(ds) for h, ds in held.items() if len(ds) >= 3 and h not in base}
-    for index, doc in enumerate(documents):
-        for f in doc.fingerprints:
-            members = by_hash.get(f.hash)
-            if members is not None and members[0] == index:
-                starts[members].append(f.position)
+    members_of: dict[int, tuple[int, ...]] = {}
+    for doc_index in range(len(documents)):
+        ids = index.ids[doc_index]
+        mine = eligible[ids] & (first_holder[ids] == doc_index)
+        for fid, position in zip(ids[mine].tolist(), index.positions[doc_index][mine].tolist()):
+            members = members_of.get(fid)
+            if members is None:
+                members = members_of[fid] = tuple(index.holders(fid).tolist())
+            starts[members].append(position)
     found: list[tuple[tuple[int, ...], list[int]]] = []
     own: dict[int, set[int]] = {}
     for members, positions in starts.items():
@@ -360,6 +438,10 @@ def find_groups(documents: list[Document], base: frozenset[int], held: dict[int,
             continue
         kept.append(frozenset(members))
         first = documents[members[0]]
+        held = set(tokens)
+        functions = tuple(name for name, lo, hi in first.functions
+                          if len(held.intersection(range(lo, hi))) >= max(settings.function_tokens, settings.function_share
+                                                                         * len(own[members[0]].intersection(range(lo, hi)))))
         groups.append(Group(tuple(documents[i].name for i in members), len(tokens), len(members) > limit,
-                            first.name, tuple(tokens), line_spans(first, tokens)))
+                            first.name, tuple(tokens), line_spans(first, tokens), functions))
     return tuple(groups)

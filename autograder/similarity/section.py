@@ -29,15 +29,22 @@ from autograder.runtime.grading.outcome import RECORD_NAME, read_record, record_
 from autograder.runtime.errors import SubmissionError
 from autograder.similarity.base import base_from_file, starter_cells
 from autograder.similarity.compare import (Document, Group, LineSpan, Pair, Settings, base_hashes, compare_class, document,
-                                           starter_lines)
+                                           own_tokens, starter_lines)
+from autograder.similarity.highlight import marked_html, marked_ranges
 
 CSV_NAME = "similarity.csv"
 GROUPS_CSV_NAME = "similarity-groups.csv"
 HTML_NAME = "similarity.html"
 #: Default score from which a pair is flagged (see docs/grading-guide.md: how to set it).
 DEFAULT_THRESHOLD = 0.45
-#: Pairs listed in the CSV and the page besides the flagged ones, so the gap below the threshold shows.
-UNFLAGGED_SHOWN = 10
+#: A pair sharing this many of the assignment's functions (each mostly held by the other) is flagged whatever
+#: its score: measured, independent pairs share one at most, and a partial copy is two or three copied whole
+#: (docs/grading-guide.md).
+FUNCTIONS_FLAGGED = 2
+#: Flagged pairs shown side by side in the page; any further flagged pair is listed there in one line, and every
+#: pair (flagged or not) is in the CSV. An instructor reads a few dozen pairs, and the page of a class where
+#: thousands are flagged stays a few megabytes.
+VIEWS_SHOWN = 100
 
 
 class SimilarityError(GraderError):
@@ -56,14 +63,22 @@ class SimilarityResult:
     base: str = ""                                         # where the base code came from
     groups: tuple[Group, ...] = ()
     common: tuple[str, ...] = ()                           # per assignment: what was discounted as common, and why
+    #: (a, b) -> token indices of a and of b to mark: the matched tokens of each viewed pair, starter lines left out.
+    marks: dict[tuple[str, str], tuple[frozenset[int], frozenset[int]]] = field(default_factory=dict)
+
+    def is_flagged(self, pair: Pair) -> bool:
+        return pair.score >= self.threshold or len(pair.functions) >= FUNCTIONS_FLAGGED
 
     @property
     def flagged(self) -> tuple[Pair, ...]:
-        return tuple(p for p in self.pairs if p.score >= self.threshold)
+        """The pairs at or above the threshold, then those below it that share whole functions."""
+        return (tuple(p for p in self.pairs if p.score >= self.threshold)
+                + tuple(p for p in self.pairs if p.score < self.threshold and self.is_flagged(p)))
 
-    def shown(self, extra: int = UNFLAGGED_SHOWN) -> tuple[Pair, ...]:
-        """The flagged pairs and the next ``extra`` below the threshold."""
-        return self.pairs[: len(self.flagged) + extra]
+    @property
+    def viewed(self) -> tuple[Pair, ...]:
+        """The flagged pairs shown side by side in the page (the highest ``VIEWS_SHOWN``)."""
+        return self.flagged[:VIEWS_SHOWN]
 
 
 def _resolve(path: Path, out_dir: Path) -> Path:
@@ -128,6 +143,7 @@ def similarity_section(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD
     groups: list[Group] = []
     common: list[str] = []
     documents: dict[str, Document] = {}
+    marks: dict[tuple[str, str], tuple[frozenset[int], frozenset[int]]] = {}
     sources = []
     for assignment, students in sorted(by_assignment.items()):
         if base_files:
@@ -142,7 +158,18 @@ def similarity_section(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD
                 sources.append(f"none ({assignment} is not a built-in assignment; pass --base)")
         docs = [document(s, found[s][1], settings) for s in students]
         documents.update({d.name: d for d in docs})
-        compared = compare_class(docs, base_hashes(base_cells, settings), settings, starter_lines(base_cells))
+        starter = starter_lines(base_cells)
+        compared = compare_class(docs, base_hashes(base_cells, settings), settings, starter)
+        own = {}
+        # The pairs the page may show side by side: this assignment's share of ``viewed`` is a prefix of this.
+        to_view = ([p for p in compared.pairs if p.score >= threshold]
+                   + [p for p in compared.pairs if p.score < threshold and len(p.functions) >= FUNCTIONS_FLAGGED])
+        for p in to_view[:VIEWS_SHOWN]:
+            a, b = compared.matched(p.a, p.b)
+            for name in (p.a, p.b):
+                if name not in own:
+                    own[name] = own_tokens(documents[name], starter)
+            marks[(p.a, p.b)] = (frozenset(a & own[p.a]), frozenset(b & own[p.b]))
         pairs += compared.pairs
         groups += compared.groups
         common.append(f"{assignment}: {compared.common_fingerprints} fingerprints outside the base code are held by more "
@@ -151,12 +178,13 @@ def similarity_section(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD
                       "listed as a group instead")
     pairs.sort(key=lambda p: (-p.score, p.a, p.b))
     return SimilarityResult(tuple(pairs), threshold, len(found), documents, tuple(skipped), "; ".join(sources),
-                            tuple(groups), tuple(common))
+                            tuple(groups), tuple(common), marks)
 
 
 # ------------------------------------------------------------------ CSV
 
-CSV_COLUMNS = ("rank", "student_a", "student_b", "score", "flagged", "matched_tokens", "lines_a", "lines_b")
+CSV_COLUMNS = ("rank", "student_a", "student_b", "score", "flagged", "matched_tokens", "lines_a", "lines_b",
+               "shared_functions")
 
 
 def spans_text(spans: tuple[LineSpan, ...] | list[LineSpan]) -> str:
@@ -168,18 +196,19 @@ def spans_text(spans: tuple[LineSpan, ...] | list[LineSpan]) -> str:
 
 
 def csv_text(result: SimilarityResult) -> str:
-    """The pairs shown (flagged ones and the next below the threshold) as CSV, text cells neutralised."""
+    """Every pair sharing unusual code, highest score first, as CSV, text cells neutralised."""
     text = io.StringIO(newline="")
     writer = csv.writer(text)
     writer.writerow(CSV_COLUMNS)
-    for rank, p in enumerate(result.shown(), start=1):
-        writer.writerow([rank, cell(p.a), cell(p.b), f"{p.score:.4f}", "yes" if p.score >= result.threshold else "no",
-                         p.matched_tokens, cell(spans_text([s for r in p.regions for s in r.a])),
-                         cell(spans_text([s for r in p.regions for s in r.b]))])
+    for rank, p in enumerate(result.pairs, start=1):
+        writer.writerow([rank, cell(p.a), cell(p.b), f"{p.score:.4f}", "yes" if result.is_flagged(p) else "no",
+                         p.matched_tokens, cell(spans_text(p.lines_a)),
+                         cell(spans_text(p.lines_b)), cell(" ".join(p.functions))])
     return text.getvalue()
 
 
-GROUP_COLUMNS = ("group", "size", "students", "shared_tokens", "discounted_in_pairs", "lines_of", "lines")
+GROUP_COLUMNS = ("group", "size", "students", "shared_tokens", "discounted_in_pairs", "lines_of", "lines",
+                 "shared_functions")
 
 
 def groups_csv_text(result: SimilarityResult) -> str:
@@ -190,7 +219,8 @@ def groups_csv_text(result: SimilarityResult) -> str:
     writer.writerow(GROUP_COLUMNS)
     for number, g in enumerate(result.groups, start=1):
         writer.writerow([number, len(g.members), cell(" ".join(g.members)), g.shared_tokens,
-                         "yes" if g.discounted else "no", cell(g.shown), cell(spans_text(g.lines))])
+                         "yes" if g.discounted else "no", cell(g.shown), cell(spans_text(g.lines)),
+                         cell(" ".join(g.functions))])
     return text.getvalue()
 
 
@@ -209,29 +239,38 @@ _STYLE = """
 """
 
 
-def _code_html(doc: Document, spans: list[LineSpan]) -> str:
-    """The cells of ``doc`` that hold a matched line, every line escaped, matched lines marked."""
-    marked = {(s.cell, line) for s in spans for line in range(s.first, s.last + 1)}
+def _code_html(doc: Document, marked: frozenset[int] | set[int]) -> str:
+    """The cells of ``doc`` that hold a marked token, escaped, the original tokens matching them marked."""
     parts = []
-    for number in sorted({c for c, _ in marked}):
-        lines = doc.cells[number].splitlines()
-        body = "\n".join(f"<mark>{html.escape(text)}</mark>" if (number, i) in marked else html.escape(text)
-                         for i, text in enumerate(lines, start=1))
-        parts.append(f'<div class="sim-note">cell {number + 1}</div><pre>{body}</pre>')
+    for number in sorted({doc.tokens[i].cell for i in marked}):
+        indices = [i for i, t in enumerate(doc.tokens) if t.cell == number]
+        ranges = marked_ranges(doc.cells[number], [doc.tokens[i] for i in indices], [i in marked for i in indices])
+        parts.append(f'<div class="sim-note">cell {number + 1}</div><pre>{marked_html(doc.cells[number], ranges)}</pre>')
     return "".join(parts)
 
 
-def section_html(result: SimilarityResult, extra: int = 0) -> str:
-    """An HTML fragment: the flagged pairs (and ``extra`` more) side by side, matched lines highlighted.
+def _functions_note(functions: tuple[str, ...]) -> str:
+    if not functions:
+        return "no function of the assignment mostly shared"
+    return "functions mostly shared: " + ", ".join(html.escape(f) for f in functions)
+
+
+def section_html(result: SimilarityResult) -> str:
+    """An HTML fragment: the groups, then the flagged pairs side by side (the highest ``VIEWS_SHOWN``; any
+    further flagged pair in one line each), the matching tokens marked; the other pairs are only counted.
 
     Student names and code are escaped with ``html.escape``; nothing in the
     fragment loads or runs anything.
     """
     e = html.escape
+    flagged, viewed = result.flagged, result.viewed
     out = [f"<style>{_STYLE}</style>", '<section class="similarity"><h2>Similarity</h2>',
-           f"<p>{len(result.flagged)} of {len(result.pairs)} pairs sharing unusual code score at least "
-           f"{result.threshold:g} ({result.compared} submissions compared; base code: {e(result.base)}). "
-           "A high score is a reason to look at the two submissions, not a finding of copying.</p>"]
+           f"<p>{len(flagged)} of {len(result.pairs)} pairs sharing unusual code are flagged: they score at least "
+           f"{result.threshold:g} or share {FUNCTIONS_FLAGGED} or more of the assignment's functions "
+           f"({result.compared} submissions compared; base code: {e(result.base)}). "
+           "A high score is a reason to look at the two submissions, not a finding of copying.</p>",
+           f'<p class="sim-note">The other {len(result.pairs) - len(flagged)} pairs, not flagged, are '
+           f"listed only in {CSV_NAME}, with their scores, lines and shared functions.</p>"]
     for why in result.common:
         out.append(f'<p class="sim-note">Discounted as common: {e(why)}.</p>')
     for number, g in enumerate(result.groups, start=1):
@@ -239,34 +278,41 @@ def section_html(result: SimilarityResult, extra: int = 0) -> str:
         why = (" Pair scores count this code as common (more than a tenth of the class holds it), so the pairs of "
                "this group score low or are not listed: this group is where it shows." if g.discounted else "")
         out.append(f'<div class="sim-pair"><h3>Group {number}: {len(g.members)} submissions share '
-                   f'{g.shared_tokens} tokens no one else has</h3><p>{", ".join(e(m) for m in g.members)}.{e(why)}</p>')
+                   f'{g.shared_tokens} tokens no one else has</h3><p>{", ".join(e(m) for m in g.members)}.{e(why)}</p>'
+                   f'<p class="sim-note">{_functions_note(g.functions)}</p>')
         if shown is not None:
-            out.append(f'<div class="sim-side"><b>{e(g.shown)}</b>{_code_html(shown, list(g.lines))}</div>')
+            out.append(f'<div class="sim-side"><b>{e(g.shown)}</b>{_code_html(shown, set(g.tokens))}</div>')
         out.append("</div>")
     if result.not_compared:
         out.append("<p>Not compared: " + "; ".join(f"{e(s)} ({e(why)})" for s, why in result.not_compared) + "</p>")
-    for p in result.shown(extra):
+    for p in viewed:
         a, b = result.documents.get(p.a), result.documents.get(p.b)
+        marks_a, marks_b = result.marks.get((p.a, p.b), (frozenset(), frozenset()))
         out.append(f'<div class="sim-pair"><h3>{e(p.a)} and {e(p.b)}: {p.score:.2f}</h3>'
-                   f'<p class="sim-note">{p.matched_tokens} matched tokens in {len(p.regions)} regions</p>')
+                   f'<p class="sim-note">{p.matched_tokens} matched tokens; {_functions_note(p.functions)}</p>')
         if a is not None and b is not None:
             out.append('<div class="sim-sides">'
-                       f'<div class="sim-side"><b>{e(p.a)}</b>{_code_html(a, [s for r in p.regions for s in r.a])}</div>'
-                       f'<div class="sim-side"><b>{e(p.b)}</b>{_code_html(b, [s for r in p.regions for s in r.b])}</div>'
+                       f'<div class="sim-side"><b>{e(p.a)}</b>{_code_html(a, marks_a)}</div>'
+                       f'<div class="sim-side"><b>{e(p.b)}</b>{_code_html(b, marks_b)}</div>'
                        "</div>")
         out.append("</div>")
+    if len(flagged) > len(viewed):
+        out.append(f'<p>{len(flagged) - len(viewed)} more flagged pairs, not shown side by side (their lines are in '
+                   f"{CSV_NAME}):</p><ul>")
+        out += [f"<li>{e(p.a)} and {e(p.b)}: {p.score:.2f}; {_functions_note(p.functions)}</li>"
+                for p in flagged[len(viewed):]]
+        out.append("</ul>")
     out.append("</section>")
     return "\n".join(out)
 
 
 def page_html(result: SimilarityResult) -> str:
-    """A standalone page around :func:`section_html` (flagged pairs and the next ones below the threshold,
-    as in the CSV), with a policy that forbids loading anything."""
+    """A standalone page around :func:`section_html`, with a policy that forbids loading anything."""
     return ("<!doctype html><html><head><meta charset=\"utf-8\">"
             # Without a viewport a phone lays the page out 980 px wide and shrinks it to unreadable text.
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-            "<title>Similarity</title></head><body>" + section_html(result, UNFLAGGED_SHOWN) + "</body></html>\n")
+            "<title>Similarity</title></head><body>" + section_html(result) + "</body></html>\n")
 
 
 def write_similarity(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD, base_files: tuple[str | Path, ...] = (),

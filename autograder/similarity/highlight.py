@@ -1,0 +1,76 @@
+"""Which characters of a student's cell to mark, given which of its normalised tokens matched.
+
+The comparison sees normalised tokens (names replaced, comments and layout
+gone, each token knowing only its statement's first line); the instructor
+reads the cell as the student wrote it. Marking whole lines would also mark
+the tokens of a line that differ (``i + 2`` against ``i + 1``) and the
+starter's own text on it, so each cell's own tokens are aligned with its
+normalised tokens (longest matching blocks, names the student bound standing
+for the placeholder) and only the original tokens aligned with a matched
+normalised token are marked. A token that has no counterpart (a docstring,
+an annotation, a loop the normaliser wrote as a comprehension) is never
+marked: the marks can miss matched code, never invent it.
+"""
+from __future__ import annotations
+
+import html
+import tokenize
+from difflib import SequenceMatcher
+
+from autograder.similarity.normalize import RENAMED, Token, _literal, _raw_tokens
+
+_SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+            tokenize.ENCODING, tokenize.ENDMARKER}
+_STRUCTURE = {"NEWLINE", "INDENT", "DEDENT"}
+
+
+def marked_ranges(source: str, tokens: list[Token], matched: list[bool]) -> list[tuple[int, int]]:
+    """Character ranges ``[start, end)`` of ``source`` to mark: the original tokens aligned with the
+    normalised ``tokens`` (this cell's, in order) whose ``matched`` flag is set; neighbours on one
+    line separated only by spaces are joined."""
+    pairs = [(t.text, m) for t, m in zip(tokens, matched) if t.text not in _STRUCTURE]
+    if not any(m for _, m in pairs):
+        return []
+    texts = {text for text, _ in pairs}
+    raw = [t for t in _raw_tokens(source) if t.type not in _SKIPPED]
+    keys = []
+    for t in raw:
+        if t.type == tokenize.NAME:
+            keys.append(t.string if t.string in texts else RENAMED)
+        elif t.type in (tokenize.NUMBER, tokenize.STRING):
+            keys.append(_literal(t.string))
+        else:
+            keys.append(t.string)
+    starts = [0]
+    for line in source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+
+    def offset(row: int, col: int) -> int:
+        return starts[row - 1] + col if row - 1 < len(starts) else len(source)
+
+    ranges: list[tuple[int, int]] = []
+    matcher = SequenceMatcher(None, keys, [text for text, _ in pairs], autojunk=False)
+    for block in matcher.get_matching_blocks():
+        for n in range(block.size):
+            if pairs[block.b + n][1]:
+                t = raw[block.a + n]
+                ranges.append((offset(*t.start), offset(*t.end)))
+    ranges.sort()
+    joined: list[tuple[int, int]] = []
+    for start, end in ranges:
+        if joined and source[joined[-1][1]:start].strip(" \t") == "" and "\n" not in source[joined[-1][1]:start]:
+            joined[-1] = (joined[-1][0], max(end, joined[-1][1]))
+        else:
+            joined.append((start, end))
+    return joined
+
+
+def marked_html(source: str, ranges: list[tuple[int, int]]) -> str:
+    """``source`` escaped, each range in ``<mark>``."""
+    out, at = [], 0
+    for start, end in ranges:
+        out.append(html.escape(source[at:start]))
+        out.append(f"<mark>{html.escape(source[start:end])}</mark>")
+        at = end
+    out.append(html.escape(source[at:]))
+    return "".join(out)

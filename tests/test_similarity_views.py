@@ -1,0 +1,94 @@
+"""Does the similarity page show what matched (tokens, functions) and stay small, with every pair in the CSV?"""
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+import numpy as np
+
+from autograder.similarity import section
+from autograder.similarity.section import csv_text, section_html, similarity_section
+from tests.similarity_groups_corpus import _disguise, group_member, independent
+from tests.test_similarity import LONG, _graded_folder
+
+
+def _marks(fragment: str) -> list[str]:
+    return re.findall(r"<mark>(.*?)</mark>", fragment, re.S)
+
+
+def test_the_page_marks_the_matching_tokens_not_the_line_and_never_the_starter(tmp_path):
+    """One line differs by one number: its other tokens are marked, the number is not; the signature the
+    starter gave is never marked, though the k-grams that cover it reach into the student's code."""
+    starter = tmp_path / "starter.py"
+    starter.write_text("import math\n\n\ndef f(values, weights):\n    ...\n", encoding="utf-8")
+    changed = LONG.replace("w ** 3", "w ** 5")
+    codes = {"a": ["import math\n", LONG], "b": ["import math\n", changed],
+             **{f"s{i}": [f"def g(a):\n    return a * {i}\n"] for i in range(8)}}
+    result = similarity_section(_graded_folder(tmp_path, codes), base_files=(starter,))
+    assert [(p.a, p.b) for p in result.flagged] == [("a", "b")]
+    view = section_html(result)
+    view = view[view.index("<h3>a and b"):]
+    b_side = view[view.index("<b>b</b>"):]
+    marks = _marks(b_side)
+    assert any("math.sqrt(abs(v)) * w" in m for m in marks), marks
+    assert not any("5" in m for m in marks), marks                       # the token that differs
+    assert not any("def f" in m or "values, weights)" in m.split("zip")[0] for m in marks), marks
+    assert "def f(values, weights):" in b_side                            # shown, unmarked
+
+
+def _partial_copy_class():
+    """30 independent students, an author with a solution of their own, and a student who copied two of
+    the author's functions whole (renamed, re-commented) and wrote the rest independently."""
+    rng = np.random.default_rng(3)
+    students = {s.name: s.cells for s in (independent(f"s{i}", rng) for i in range(30))}
+    author = group_member("author", rng, 0)
+    partial = list(independent("partial", rng).cells)
+    for function in ("cross_entropy_loss", "numerical_gradient"):
+        slot = next(i for i, c in enumerate(partial) if c.startswith(f"def {function}("))
+        head, _, body = next(c for c in author.cells if c.startswith(f"def {function}(")).partition("\n")
+        partial[slot] = f"{head}\n{_disguise(body, rng, 'pc')}"
+    students.update({"author": author.cells, "partial": partial})
+    return students
+
+
+def test_a_partial_copy_of_two_functions_names_them_in_the_csv_and_the_page(tmp_path):
+    result = similarity_section(_graded_folder(tmp_path, _partial_copy_class()))
+    pair = next(p for p in result.pairs if {p.a, p.b} == {"author", "partial"})
+    assert pair.functions == ("cross_entropy_loss", "numerical_gradient"), pair
+    rows = list(csv.DictReader(io.StringIO(csv_text(result))))
+    row = next(r for r in rows if {r["student_a"], r["student_b"]} == {"author", "partial"})
+    assert row["shared_functions"] == "cross_entropy_loss numerical_gradient"
+    assert pair.score >= result.threshold
+    assert "functions mostly shared: cross_entropy_loss, numerical_gradient" in section_html(result)
+
+
+def test_a_pair_sharing_two_whole_functions_is_flagged_below_the_threshold(tmp_path):
+    """One function in common is what independent pairs have at most (measured): it flags nothing alone."""
+    result = similarity_section(_graded_folder(tmp_path, _partial_copy_class()), threshold=0.95)
+    flagged = {(p.a, p.b) for p in result.flagged}
+    pair = next(p for p in result.pairs if {p.a, p.b} == {"author", "partial"})
+    assert pair.score < 0.95 and (pair.a, pair.b) in flagged
+    one = [p for p in result.pairs if len(p.functions) == 1 and p.score < 0.95]
+    assert one and not flagged & {(p.a, p.b) for p in one}
+    assert all(p.score >= 0.95 or len(p.functions) >= 2 for p in result.flagged)
+    rows = list(csv.DictReader(io.StringIO(csv_text(result))))
+    assert {(r["student_a"], r["student_b"]) for r in rows if r["flagged"] == "yes"} == flagged
+
+
+def test_the_page_holds_the_flagged_pairs_and_the_csv_every_pair(tmp_path, monkeypatch):
+    """Below the threshold a pair is only counted on the page; past the views kept, a flagged pair is one line."""
+    fillers = {f"s{i}": [f"def g(a):\n    return np.sqrt(np.abs(a)).sum(axis=0) * {i // 2} - np.log1p(a).mean()\n"]
+               for i in range(30)}
+    codes = {"a": [LONG], "b": [LONG.replace("total", "acc")], "c": [LONG.replace("scale", "sc")], **fillers}
+    result = similarity_section(_graded_folder(tmp_path, codes))
+    flagged, others = len(result.flagged), len(result.pairs) - len(result.flagged)
+    assert flagged == 3 and others >= 15, (flagged, others)
+    rows = list(csv.DictReader(io.StringIO(csv_text(result))))
+    assert len(rows) == len(result.pairs) and sum(r["flagged"] == "no" for r in rows) == others
+    monkeypatch.setattr(section, "VIEWS_SHOWN", 2)
+    page = section_html(result)
+    assert page.count('class="sim-sides"') == 2
+    assert f"The other {others} pairs, not flagged, are listed only in similarity.csv" in page
+    assert "1 more flagged pairs" in page
+    assert "s0 and s1" not in page
