@@ -26,7 +26,7 @@ def test_every_case_has_its_submission_and_the_corpora_are_large():
     for corpus in CORPORA:
         cases = json.loads((BLIND / corpus / "cases.json").read_text(encoding="utf-8"))
         assert sum(c["kind"] == "correct" for c in cases) >= 10
-        assert sum(c["kind"] == "mistake" for c in cases) >= 60
+        assert sum(c["kind"] == "mistake" for c in cases) >= 40
         for c in cases:
             assert (BLIND / corpus / c["assignment"] / f"{c['case']}.py").is_file(), c["case"]
 

@@ -92,7 +92,7 @@ ROWS = {
     "_every_other": (lambda: _said(np.where(np.arange(R.size).reshape(R.shape) % 2 == 0, R, 0.0), R), "every second entry",
                      lambda: _said(_one_off(np.where(np.arange(R.size).reshape(R.shape) % 2 == 0, R, 0.0)), R)),
     "_rounding_sized": (lambda: _said(R + 2e-6 * np.abs(R).max() * np.sign(RNG.standard_normal(R.shape)), R),
-                        "float32's rounding",
+                        "only a little (at most",
                         lambda: _said(R * (1 + 1e-3 * RNG.standard_normal(R.shape)), R)),
     "_axis_region": (lambda: _said(np.where(np.arange(5) == 2, R + 1, R), R), "wrong only at index 2 of axis 2",
                      lambda: _said(R + RNG.standard_normal(R.shape), R)),

@@ -49,6 +49,10 @@ def _sizes(parameters: list[str], args: tuple) -> list[Size]:
         if arg.dtype.kind == "b" and arg.any():
             found.append((int(arg.sum()), f"the number of True entries of `{name}`, the positions it keeps",
                           (f"{name}:kept",)))
+        elif arg.dtype.kind in "iu" and arg.any() and np.isin(arg, (0, 1)).all():
+            # A 0/1 integer mask keeps positions as a boolean one does: its count is a quantity too.
+            found.append((int(arg.sum()), f"the number of 1 entries of `{name}`, the positions it keeps",
+                          (f"{name}:kept",)))
         shape = arg.shape
         for start, stop in itertools.combinations(range(len(shape) + 1), 2):
             dims = shape[start:stop]
@@ -219,13 +223,15 @@ def _scalar_formula(s: Any, named: list[tuple[str, Any]],
 
 
 def _rounding_sized(s: np.ndarray, r: np.ndarray) -> str | None:
-    """Errors no larger than float32's rounding (a few parts in 10 million of the values' size)."""
+    """Errors no larger than float32's rounding (a few parts in 10 million of the values' size): said
+    as their size, with the slips that give such errors as possibilities (a float32 step, a small
+    constant added, a slightly different step or formula), none of which the size alone confirms."""
     scale = float(np.max(np.abs(r)))
     worst = float(np.max(np.abs(s - r)))
     if scale > 0 and worst <= 3e-6 * scale:
-        return (f"differs from the right values only by about float32's rounding (at most {worst / scale:.0e} "
-                "of the values' size): part of the computation runs in float32 (a cast or a float32 "
-                "array), or a tiny constant is added somewhere; compute in float64")
+        return (f"differs from the right values only a little (at most {worst / scale:.0e} of the values' size), "
+                "more than the test allows: some step differs slightly from the definition, such as part of the "
+                "computation in float32, a small constant added, or another step size or formula")
     return None
 
 

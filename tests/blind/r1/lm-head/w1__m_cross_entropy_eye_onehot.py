@@ -1,0 +1,99 @@
+"""Case m_cross_entropy_eye_onehot (mistake): baseline with `cross_entropy_loss` replaced by adapted real code.
+Source: samuel500/numpy-gpt npgpt/gpt.py and npgpt/tensor.py @ 79be443d10f57e998b7cbd43b233f8337729d771 (https://github.com/samuel500/numpy-gpt/blob/79be443d10f57e998b7cbd43b233f8337729d771/npgpt/gpt.py and npgpt/tensor.py)
+"""
+import numpy as np
+from typing import Callable
+
+CORPUS = (
+    "the lamp keeper walks the shore at dusk. "
+    "the lamp keeper lights the lantern when the fog rolls in. "
+    "the boats come home when the lantern glows. "
+    "the boats wait outside the bay when the fog is thick. "
+    "a small boat drifts near the rocks at dawn. "
+    "the keeper rings the bell when a boat drifts near the rocks. "
+    "the tide rises at dusk and falls at dawn. "
+    "the gulls call over the bay when the tide is low. "
+    "the keeper counts the boats and writes the count in a book. "
+    "the lantern burns all night and rests at dawn. "
+) * 20
+
+chars = sorted(set(CORPUS))
+vocab_size = len(chars)
+stoi = {c: i for i, c in enumerate(chars)}
+itos = {i: c for i, c in enumerate(chars)}
+encode = lambda s: [stoi[c] for c in s]
+decode = lambda ids: "".join(itos[int(i)] for i in ids)
+data = np.array(encode(CORPUS), dtype=np.int64)
+
+B, T, C = 4, 8, 16
+rng = np.random.default_rng(42)
+
+
+def next_token_batch(data: np.ndarray, ix, block_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Input rows and their next-token targets."""
+    ix = np.asarray(ix)
+    xb = np.stack([data[i:i + block_size] for i in ix]).astype(data.dtype, copy=False)
+    yb = np.stack([data[i + 1:i + block_size + 1] for i in ix]).astype(data.dtype, copy=False)
+    return xb, yb
+
+
+def lm_head(hidden: np.ndarray, W_head: np.ndarray, b_head: np.ndarray) -> np.ndarray:
+    """Linear language-modelling head: (B, T, C) @ (C, V) + (V,) -> (B, T, V)."""
+    return hidden @ W_head + b_head
+
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Numerically stable softmax along ``axis``; same shape and float dtype as ``x``."""
+    z = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def cross_entropy_loss(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
+    # adapted from samuel500/numpy-gpt GPT.forward + tensor.cross_entropy/log_softmax (autograd unrolled)
+    vocab_size = logits.shape[-1]
+    logits = logits.reshape(-1, logits.shape[-1])
+    y = targets.reshape(-1)
+    y = np.array(np.eye(vocab_size)[y], dtype=np.float64)
+    data = logits - np.max(logits, axis=-1, keepdims=True)
+    exp_self = np.exp(data)
+    softmax_self = exp_self / np.sum(exp_self, axis=-1, keepdims=True)
+    log_softm = data - np.log(np.sum(exp_self, axis=-1, keepdims=True))
+    loss = -log_softm*y
+    loss /= loss.shape[0]
+    out_grad = -y / loss.shape[0]
+    grad = out_grad - (softmax_self.T * np.sum(out_grad, axis=-1)).T
+    return float(loss.sum()), grad.reshape(-1, vocab_size).reshape(targets.shape + (vocab_size,))
+
+
+def lm_head_backward(hidden: np.ndarray, W_head: np.ndarray, dlogits: np.ndarray):
+    """Backward pass of ``lm_head``: (dW_head, db_head, dhidden)."""
+    Cdim = hidden.shape[-1]
+    V = dlogits.shape[-1]
+    h = hidden.reshape(-1, Cdim)
+    d = dlogits.reshape(-1, V)
+    dW_head = h.T @ d
+    db_head = d.sum(axis=0)
+    dhidden = dlogits @ W_head.T
+    return dW_head, db_head, dhidden
+
+
+def numerical_gradient(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central-difference gradient of a scalar function, entry by entry."""
+    grad = np.zeros(x.shape, dtype=np.float64)
+    for idx in np.ndindex(x.shape):
+        old = x[idx]
+        x[idx] = old + eps
+        fp = f(x)
+        x[idx] = old - eps
+        fm = f(x)
+        x[idx] = old
+        grad[idx] = (fp - fm) / (2 * eps)
+    return grad
+
+
+def max_rel_err(a: np.ndarray, n: np.ndarray) -> float:
+    """Largest elementwise relative error between analytic ``a`` and numerical ``n``."""
+    a = np.asarray(a, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    return float(np.max(np.abs(a - n) / (np.maximum(np.abs(a), np.abs(n)) + 1e-12)))

@@ -1,0 +1,76 @@
+"""Baseline (reference-style) solution for perplexity-and-parameters.ipynb, written from the notebook's docstrings."""
+import numpy as np
+
+rng = np.random.default_rng(3)
+B, T, C, V = 2, 5, 8, 12
+
+
+def sequence_log_prob(cond_probs) -> float:
+    """Log-probability of a sequence from its chain-rule conditionals."""
+    p = np.asarray(cond_probs, dtype=np.float64)
+    return float(np.sum(np.log(p)))
+
+
+def perplexity(token_probs) -> float:
+    """Perplexity ``exp(mean NLL)`` of (N,) probabilities given to the scored tokens."""
+    p = np.asarray(token_probs, dtype=np.float64)
+    return float(np.exp(-np.mean(np.log(p))))
+
+
+def perplexity_from_loss(mean_nll: float) -> float:
+    """Perplexity from a mean negative log-likelihood in nats: ``exp(mean_nll)``."""
+    return float(np.exp(mean_nll))
+
+
+def masked_cross_entropy(logits, targets, mask):
+    """Cross-entropy averaged over the scored positions only."""
+    x = np.asarray(logits, dtype=np.float64)
+    m = np.asarray(mask).astype(bool)
+    M = int(m.sum())
+    dlogits = np.zeros(x.shape, dtype=np.float64)
+    if M == 0:
+        return 0.0, dlogits
+    rows = x[m]                                   # (M, V)
+    y = np.asarray(targets)[m].astype(np.int64)   # (M,)
+    shifted = rows - rows.max(axis=1, keepdims=True)
+    logsumexp = np.log(np.exp(shifted).sum(axis=1))
+    logp_y = shifted[np.arange(M), y] - logsumexp
+    loss = float(-logp_y.sum() / M)
+    probs = np.exp(shifted - logsumexp[:, None])
+    probs[np.arange(M), y] -= 1.0
+    dlogits[m] = probs / M
+    return loss, dlogits
+
+
+def tied_lm_head(hidden, E):
+    """Logits from a head tied to the token embedding: (..., C) @ (V, C)ᵀ -> (..., V)."""
+    return np.asarray(hidden) @ np.asarray(E).T
+
+
+def greedy_next_token(h_last, W_head) -> int:
+    """Greedy decoding step: ``argmax(h_last @ W_head)``."""
+    return int(np.argmax(np.asarray(h_last) @ np.asarray(W_head)))
+
+
+def causal_mask(T: int):
+    """(T, T) bool mask, True where query j must not see key k (k > j)."""
+    return np.triu(np.ones((T, T), dtype=bool), k=1)
+
+
+def gpt_param_count(vocab_size, block_size, n_embd, n_layer, ffn_dim, tied=True):
+    # calculate_gpt_params(vocab_size, d_model, n_layers, n_heads, d_ff, max_seq_len); its "final components"
+    # final_layernorm = d_model + d_model kept; its output projection replaced by the course's tied/untied head
+    d_model, n_layers, d_ff, max_seq_len = n_embd, n_layer, ffn_dim, block_size
+    token_embedding = vocab_size * d_model
+    position_embedding = max_seq_len * d_model
+    embedding_params = token_embedding + position_embedding
+    attention_params = 4 * (d_model * d_model + d_model)
+    ff_params = (d_model * d_ff + d_ff) + (d_ff * d_model + d_model)
+    layernorm_params = 2 * (d_model + d_model)
+    final_layernorm = d_model + d_model
+    output_projection = 0 if tied else d_model * vocab_size
+    total = embedding_params + n_layers * (attention_params + ff_params + layernorm_params) + final_layernorm + output_projection
+    return {"embeddings": embedding_params, "attention": n_layers * attention_params, "ffn": n_layers * ff_params,
+            "layernorm": n_layers * layernorm_params + final_layernorm, "lm_head": output_projection, "total": total}
+
+

@@ -1,0 +1,70 @@
+"""Baseline (reference-style) solution for perplexity-and-parameters.ipynb, written from the notebook's docstrings."""
+import numpy as np
+
+rng = np.random.default_rng(3)
+B, T, C, V = 2, 5, 8, 12
+
+
+def sequence_log_prob(cond_probs) -> float:
+    """Log-probability of a sequence from its chain-rule conditionals."""
+    p = np.asarray(cond_probs, dtype=np.float64)
+    return float(np.sum(np.log(p)))
+
+
+def perplexity(token_probs) -> float:
+    """Perplexity ``exp(mean NLL)`` of (N,) probabilities given to the scored tokens."""
+    p = np.asarray(token_probs, dtype=np.float64)
+    return float(np.exp(-np.mean(np.log(p))))
+
+
+def perplexity_from_loss(mean_nll: float) -> float:
+    """Perplexity from a mean negative log-likelihood in nats: ``exp(mean_nll)``."""
+    return float(np.exp(mean_nll))
+
+
+def masked_cross_entropy(logits, targets, mask):
+    # loss(Y_hat, Y): Y = Y.view(-1); Y_hat = Y_hat.view(-1, V); nb_tokens = mask.sum();
+    # Y_hat = Y_hat[:, Y] * mask; ce_loss = -sum(Y_hat) / nb_tokens   (Y_hat: log-softmax outputs)
+    V_ = logits.shape[-1]
+    x = logits.reshape(-1, V_)
+    shifted = x - x.max(axis=1, keepdims=True)
+    Y_hat = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    Y = targets.reshape(-1).astype(np.int64)
+    m = mask.reshape(-1).astype(np.float64)
+    nb_tokens = int(m.sum())
+    picked = Y_hat[:, Y] * m
+    ce_loss = -np.sum(picked) / nb_tokens
+    # gradient of ce_loss w.r.t. logits (what autograd returns)
+    counts = np.zeros(V_)
+    np.add.at(counts, Y, m)
+    p = np.exp(Y_hat)
+    d = (m.sum() * p - counts[None, :]) / nb_tokens
+    return float(ce_loss), d.reshape(logits.shape)
+
+
+def tied_lm_head(hidden, E):
+    """Logits from a head tied to the token embedding: (..., C) @ (V, C)ᵀ -> (..., V)."""
+    return np.asarray(hidden) @ np.asarray(E).T
+
+
+def greedy_next_token(h_last, W_head) -> int:
+    """Greedy decoding step: ``argmax(h_last @ W_head)``."""
+    return int(np.argmax(np.asarray(h_last) @ np.asarray(W_head)))
+
+
+def causal_mask(T: int):
+    """(T, T) bool mask, True where query j must not see key k (k > j)."""
+    return np.triu(np.ones((T, T), dtype=bool), k=1)
+
+
+def gpt_param_count(vocab_size, block_size, n_embd, n_layer, ffn_dim, tied=True):
+    """Parameters of a GPT-1-style decoder under the course's counting convention."""
+    V_, T_, d, L, f = (int(vocab_size), int(block_size), int(n_embd), int(n_layer), int(ffn_dim))
+    embeddings = V_ * d + T_ * d
+    attention = L * (4 * d * d + 4 * d)
+    ffn = L * (2 * d * f + f + d)
+    layernorm = L * (4 * d)
+    lm_head = 0 if tied else V_ * d
+    total = embeddings + attention + ffn + layernorm + lm_head
+    return {"embeddings": embeddings, "attention": attention, "ffn": ffn,
+            "layernorm": layernorm, "lm_head": lm_head, "total": total}
