@@ -92,3 +92,16 @@ def test_the_page_holds_the_flagged_pairs_and_the_csv_every_pair(tmp_path, monke
     assert f"The other {others} pairs, not flagged, are listed only in similarity.csv" in page
     assert "1 more flagged pairs" in page
     assert "s0 and s1" not in page
+
+
+def test_a_cell_past_the_parse_limit_is_left_out_and_said(tmp_path):
+    """A 3 MB cell of nested lists costs gigabytes to normalise: like grading, similarity leaves a cell
+    past the parse limit out of the comparison, and says so."""
+    import time
+    bomb = "x = " + "[" * 20 + ", ".join(["1"] * 600_000) + "]" * 20 + "\n"
+    codes = {"a": ["import math\n", LONG], "b": ["import math\n", LONG], "mallory": ["import math\n", bomb]}
+    started = time.monotonic()
+    result = similarity_section(_graded_folder(tmp_path, codes))
+    assert time.monotonic() - started < 60
+    assert [(p.a, p.b) for p in result.flagged] == [("a", "b")]
+    assert any(s == "mallory" and "longer than 256 KiB not compared" in why for s, why in result.not_compared)

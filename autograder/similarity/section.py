@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.runtime.errors import GraderError
-from autograder.runtime.grading.extract import extract_program
+from autograder.runtime.grading.extract import PARSE_LIMIT, extract_program
 from autograder.runtime.grading.files import write_atomic
 from autograder.runtime.grading.gradebook import cell
 from autograder.runtime.grading.intake import read_submission
@@ -122,7 +122,14 @@ def read_class(out_dir: Path) -> tuple[dict[str, tuple[str, tuple[str, ...]]], l
         except (SubmissionError, OSError) as exc:
             skipped.append((record.entry.student, f"submission {path} cannot be read: {exc}"))
             continue
-        found[record.entry.student] = (record.outcome.assignment, program.cells)
+        # A cell past the grader's own parse limit is left out of the comparison (grading does not
+        # parse it either): normalising a few megabytes of one cell costs gigabytes.
+        huge = [number for number, cell in enumerate(program.cells, start=1) if len(cell) > PARSE_LIMIT]
+        if huge:
+            skipped.append((record.entry.student, f"code cell(s) {', '.join(map(str, huge))} longer than "
+                                                  f"{PARSE_LIMIT >> 10} KiB not compared"))
+        found[record.entry.student] = (record.outcome.assignment,
+                                       tuple(cell if len(cell) <= PARSE_LIMIT else "" for cell in program.cells))
     return found, skipped
 
 
