@@ -383,6 +383,12 @@ def test_a_whole_array_ratio_and_padded_ids_used_as_indices_are_found_by_probes(
     assert said and said.startswith("Scaling one entry of `a` and `n` together by 1000"), said
     signed = lambda a, n: float(np.max((a - n) / (np.maximum(np.abs(a), np.abs(n)) + 1e-12)))   # entry by entry
     assert _not_entry_by_entry(solutions.max_rel_err, signed, ["a", "n"], (a, n), signed(a, n), right) is None
+    # Entry by entry with a floor of 1e-8: on entries near the floor, scaling one changes it too, so
+    # tiny entries say nothing either way.
+    floor = lambda a, n: float(np.max(np.abs(a - n) / np.maximum(1e-8, np.abs(a) + np.abs(n))))
+    tiny_a, tiny_n = a * 1e-9, n * 1e-9
+    assert _not_entry_by_entry(solutions.max_rel_err, floor, ["a", "n"], (tiny_a, tiny_n), floor(tiny_a, tiny_n),
+                               solutions.max_rel_err(tiny_a, tiny_n)) is None
 
     def everywhere_then_mask(logits, targets, mask):
         if (targets < 0).any() or (targets >= logits.shape[-1]).any():

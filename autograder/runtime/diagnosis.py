@@ -384,8 +384,10 @@ def relation_feedback(function: str, make_args: Callable[[], tuple], student_out
     return found or ""
 
 
-#: How much one entry of the paired arrays is scaled by in the entry-by-entry probe.
+#: How much one entry of the paired arrays is scaled by in the entry-by-entry probe, and the size
+#: every entry must have for the probe to mean anything (far above any guard a ratio adds).
 _ONE_ENTRY_SCALE = 1000.0
+_ORDINARY_SIZE = 1e-4
 
 
 def _not_entry_by_entry(reference: Callable, call_student: Callable[..., Any] | None, parameters: list[str],
@@ -397,6 +399,10 @@ def _not_entry_by_entry(reference: Callable, call_student: Callable[..., Any] | 
         return None
     arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype.kind == "f" and a.size >= 4]
     if len(arrays) < 2 or len({args[i].shape for i in arrays}) != 1:
+        return None
+    # Only where every entry is of ordinary size: near a guard or a floor (1e-8, 1e-12) an entry-wise
+    # ratio changes with scale too, so tiny entries cannot tell the two apart.
+    if min(float(np.min(np.abs(args[i]))) for i in arrays) < _ORDINARY_SIZE:
         return None
     changed = [a.copy() if i in arrays else a for i, a in enumerate(args)]
     for i in arrays:
