@@ -41,7 +41,8 @@ setup(
         "threadpoolctl>=3.1,<4",
     ],
     extras_require={
-        "test": ["pytest-timeout>=2.2,<3", "pytest-xdist>=3.5,<4", "playwright>=1.40,<2", "markdown-it-py>=3,<5"],
+        "test": ["pytest-timeout>=2.2,<3", "pytest-xdist>=3.5,<4", "playwright>=1.40,<2", "markdown-it-py>=3,<5",
+                 "pypdf>=4,<8"],
     },
     entry_points={"console_scripts": ["grader=autograder.cli:main"]},
 )
