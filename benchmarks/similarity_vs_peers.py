@@ -23,7 +23,8 @@ the cut counted by their expected share), how many copy pairs score above every 
 pair, whether every group is reported whole (grader: one row of similarity-groups.csv
 holds every member; peers: every pair inside the group scores above every non-copy
 pair), whether every starter-only pair scores below every copy pair, and each run's
-wall time and peak resident memory (the tool's process and its children).
+wall time and peak resident memory (the tool's process and its children, by GNU time:
+/usr/bin/time, or GNU_TIME).
 
 Set up the peers once (paths can be moved with COPYDETECT_PYTHON and DOLOS_DIR):
 
@@ -42,7 +43,6 @@ import csv
 import itertools
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -58,6 +58,7 @@ CORPUS = ROOT / "tests" / "similarity_blind"
 COPYDETECT_PYTHON = Path(os.environ.get("COPYDETECT_PYTHON", "/tmp/similarity-peers/venv/bin/python"))
 DOLOS_DIR = Path(os.environ.get("DOLOS_DIR", "/tmp/similarity-peers/dolos"))
 TOOLS = ("grader", "copydetect", "dolos")
+TIME = os.environ.get("GNU_TIME", "/usr/bin/time")   # GNU time, for the peak resident memory
 
 Pair = tuple[str, str]
 
@@ -179,23 +180,21 @@ class Run:
     note: str = ""
 
 
-def measured(argv: list[str], cwd: Path | None = None, stdout: Path | None = None) -> tuple[float, float]:
-    """Run ``argv`` in a fresh process; return its wall seconds and peak resident MB (it and the
-    children it waited for: wait4's usage is the child's own and its reaped descendants')."""
-    out = open(stdout, "wb") if stdout else subprocess.DEVNULL
-    err = tempfile.TemporaryFile()
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if stdout:
-        out.close()
-    if proc.returncode != 0:
-        err.seek(0)
-        raise RuntimeError(f"{argv[0]} {' '.join(argv[1:3])} failed (exit {proc.returncode}):\n"
-                           f"{err.read().decode(errors='replace')[-3000:]}")
-    return seconds, usage.ru_maxrss / 1024
+def measured(argv: list[str], cwd: Path | None = None) -> tuple[float, float]:
+    """Run ``argv`` in a fresh process; return its wall seconds and peak resident MB (it and the children
+    it waited for). GNU time forks the tool from its own small process: a child started straight from this
+    one would carry this process's resident size into its peak (the kernel keeps the high-water mark
+    across exec)."""
+    with tempfile.NamedTemporaryFile("r") as report, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        run = subprocess.run([TIME, "-f", "%M", "-o", report.name, *argv], cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
+        seconds = time.perf_counter() - start
+        if run.returncode != 0:
+            err.seek(0)
+            raise RuntimeError(f"{argv[0]} {' '.join(argv[1:3])} failed (exit {run.returncode}):\n"
+                               f"{err.read().decode(errors='replace')[-3000:]}")
+        peak_kb = int(report.read().split()[-1])
+    return seconds, peak_kb / 1024
 
 
 def run_grader(subs: Path, truth: Truth, work: Path) -> Run:
