@@ -62,22 +62,38 @@ class _Features:
         return [[self.values[i] for i in members], lengths, alike, central]
 
 
-def key_place(scores: Sequence[float]) -> int:
-    """How many other choices score strictly below the key (``scores[0]``)."""
+def place_weights(scores: Sequence[float], width: int) -> np.ndarray:
+    """The key's place in one order as weights over places ``0 .. width`` (others below the key).
+
+    Without ties the key has one place. A choice that ties with the key is
+    below it half the time: a reader who prefers the longest text and sees
+    the key tied with one other picks the key half the time, which is what
+    places spread evenly over the tied range stand for.
+    """
     key = scores[0]
-    return sum(1 for s in scores[1:] if s < key and not math.isclose(s, key, rel_tol=1e-12, abs_tol=1e-12))
+    below = sum(1 for s in scores[1:] if s < key and not math.isclose(s, key, rel_tol=1e-12, abs_tol=1e-12))
+    ties = sum(1 for s in scores[1:] if math.isclose(s, key, rel_tol=1e-12, abs_tol=1e-12))
+    weights = np.zeros(width + 1)
+    for extra in range(ties + 1):
+        weights[below + extra] = math.comb(ties, extra) / 2 ** ties
+    return weights
+
+
+#: Rounds of proportional fitting; the weights settle well before this.
+FIT_ROUNDS = 30
 
 
 def balanced_subset(rng: np.random.Generator, key_text: str, pool_texts: Sequence[str],
                     allowed: Sequence[Sequence[int]]) -> Sequence[int]:
-    """The allowed set of pool indices whose key places best match places drawn uniformly.
+    """One allowed set of pool indices, drawn so the key's place in every visible order is near uniform.
 
-    The orders are taken one after the other, most telling first (value,
-    length, likeness, closeness of value): for each, a place for the key is
-    drawn uniformly among the places the remaining sets reach, and only the
-    sets that put the key there stay. Taking them in turn rather than adding
-    up misses keeps each place uniform where the sets allow it (a summed miss
-    favours middle places).
+    Each set puts the key at some place in each order (value, length,
+    likeness, closeness of value). The sets get weights, fitted by iterative
+    proportional fitting so that, under those weights, the key's place in
+    every order at once is spread as evenly as the sets allow over the places
+    they reach; one set is then drawn by weight. Fitting all orders together
+    matters: the orders are correlated (a middle value is also a central
+    one), and filtering on one order at a time leaves the last ones to chance.
 
     Args:
         rng: the variant's generator.
@@ -85,16 +101,24 @@ def balanced_subset(rng: np.random.Generator, key_text: str, pool_texts: Sequenc
         pool_texts: every usable distractor as printed.
         allowed: candidate sets of pool indices (each clearly distinct, of the same size).
     """
+    width = len(allowed[0])
     features = _Features([key_text, *pool_texts])
-    places = [[None if scores is None else key_place(scores)
-               for scores in features.orders([0, *(i + 1 for i in subset)])] for subset in allowed]
-    remaining = list(range(len(allowed)))
-    for order in range(len(places[0])):
-        reachable = sorted({places[s][order] for s in remaining if places[s][order] is not None})
-        if reachable:
-            target = reachable[int(rng.integers(len(reachable)))]
-            remaining = [s for s in remaining if places[s][order] in (None, target)]
-    return allowed[remaining[int(rng.integers(len(remaining)))]]
+    per_set = [features.orders([0, *(i + 1 for i in subset)]) for subset in allowed]
+    tables = []
+    for order in range(len(per_set[0])):
+        if any(scores[order] is None for scores in per_set):
+            continue    # an order that some sets lack (a text that is not a number) is not fitted
+        table = np.array([place_weights(scores[order], width) for scores in per_set])
+        reached = table.sum(axis=0) > 0
+        tables.append((table, reached / reached.sum()))
+    weights = np.full(len(allowed), 1.0 / len(allowed))
+    for _ in range(FIT_ROUNDS):
+        for table, target in reversed(tables):   # the value order last: it is met exactly where it can be
+            spread = weights @ table
+            ratio = np.divide(target, spread, out=np.zeros_like(target), where=spread > 0)
+            weights = weights * (table @ ratio)
+            weights /= weights.sum()
+    return allowed[int(rng.choice(len(allowed), p=weights))]
 
 
 def candidate_sets(n: int, k: int, compatible: Callable[[int, int], bool]) -> list[tuple[int, ...]]:
@@ -103,4 +127,4 @@ def candidate_sets(n: int, k: int, compatible: Callable[[int, int], bool]) -> li
             if all(compatible(a, b) for a, b in itertools.combinations(combo, 2))]
 
 
-__all__ = ["MAX_POOL", "balanced_subset", "candidate_sets", "key_place"]
+__all__ = ["MAX_POOL", "balanced_subset", "candidate_sets", "place_weights"]
