@@ -62,25 +62,35 @@ class _Features:
         return [[self.values[i] for i in members], lengths, alike, central]
 
 
-def place_weights(scores: Sequence[float], width: int) -> np.ndarray:
+def _same(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def place_weights(scores: Sequence[float], width: int, strict: bool = False) -> np.ndarray:
     """The key's place in one order as weights over places ``0 .. width`` (others below the key).
 
-    Without ties the key has one place. A choice that ties with the key is
-    below it half the time: a reader who prefers the longest text and sees
-    the key tied with one other picks the key half the time, which is what
-    places spread evenly over the tied range stand for.
+    Without ties the key has one place. With ties the key is equally likely
+    at each place of the tied range, as in a random tie-break: a reader who
+    prefers the shortest text and sees the key tied with two others for it
+    picks the key a third of the time. Where every choice ties, the order
+    shows nothing (a reader cannot use it) and the weights are all zero;
+    with ``strict`` (a rank among numbers, which two equal numbers leave
+    undefined) any tie at all shows nothing.
     """
-    key = scores[0]
-    below = sum(1 for s in scores[1:] if s < key and not math.isclose(s, key, rel_tol=1e-12, abs_tol=1e-12))
-    ties = sum(1 for s in scores[1:] if math.isclose(s, key, rel_tol=1e-12, abs_tol=1e-12))
     weights = np.zeros(width + 1)
-    for extra in range(ties + 1):
-        weights[below + extra] = math.comb(ties, extra) / 2 ** ties
+    if all(_same(s, scores[0]) for s in scores) or (
+            strict and any(_same(a, b) for a, b in itertools.combinations(scores, 2))):
+        return weights
+    key = scores[0]
+    below = sum(1 for s in scores[1:] if s < key and not _same(s, key))
+    ties = sum(1 for s in scores[1:] if _same(s, key))
+    weights[below:below + ties + 1] = 1.0 / (ties + 1)
     return weights
 
 
-#: Rounds of proportional fitting; the weights settle well before this.
-FIT_ROUNDS = 30
+#: Most rounds of proportional fitting; where the orders pull against each other the weights
+#: keep moving for a while (30 rounds left visible cues that 100 remove), elsewhere they settle early.
+FIT_ROUNDS = 100
 
 
 def balanced_subset(rng: np.random.Generator, key_text: str, pool_texts: Sequence[str],
@@ -108,16 +118,21 @@ def balanced_subset(rng: np.random.Generator, key_text: str, pool_texts: Sequenc
     for order in range(len(per_set[0])):
         if any(scores[order] is None for scores in per_set):
             continue    # an order that some sets lack (a text that is not a number) is not fitted
-        table = np.array([place_weights(scores[order], width) for scores in per_set])
+        table = np.array([place_weights(scores[order], width, strict=order == 0) for scores in per_set])
         reached = table.sum(axis=0) > 0
-        tables.append((table, reached / reached.sum()))
+        if reached.any():
+            tables.append((table, reached / reached.sum()))
     weights = np.full(len(allowed), 1.0 / len(allowed))
     for _ in range(FIT_ROUNDS):
-        for table, target in reversed(tables):   # the value order last: it is met exactly where it can be
-            spread = weights @ table
+        before = weights
+        for table, target in tables[::-1]:   # the value order last: it is met exactly where it can be
+            shows = table.sum(axis=1) > 0    # the sets where a reader can use this order at all
+            spread = weights @ table / max(weights @ shows, 1e-300)
             ratio = np.divide(target, spread, out=np.zeros_like(target), where=spread > 0)
-            weights = weights * (table @ ratio)
+            weights = weights * np.where(shows, table @ ratio, 1.0)
             weights /= weights.sum()
+        if np.abs(weights - before).max() < 1e-9:
+            break
     return allowed[int(rng.choice(len(allowed), p=weights))]
 
 

@@ -74,6 +74,8 @@ register_double_mistakes("tied-weights", MISTAKES, [
     ("logits_shape/flattened", "logits_shape/context-for-vocab", "(B*T, T)",
      lambda f: [f["B"] * f["T"], f["T"]]),
     ("logits_shape/last-position", "logits_shape/keeps-width", "(B, C)", lambda f: [f["B"], f["C"]]),
+    ("logits_shape/flattened", "logits_shape/keeps-width-and-vocab", "(B*T, C, V)",
+     lambda f: [f["B"] * f["T"], f["C"], f["V"]]),
     ("logits_shape/last-position", "logits_shape/context-for-vocab", "(B, T)", lambda f: [f["B"], f["T"]]),
     ("right_operand/untransposed", "right_operand/context-for-vocab", "(T, C)", lambda f: [f["T"], f["C"]]),
     ("right_operand/batch-axis", "right_operand/untransposed", "(B, V, C)",
