@@ -14,6 +14,7 @@ import numpy as np
 
 from autograder.runtime.tolerances import QUESTION_ATOL, QUESTION_DISTRACTOR_GAP
 from question_bank.answers import is_number
+from question_bank.choice_balance import MAX_POOL, balanced_subset, candidate_sets
 from question_bank.errors import Redraw
 from question_bank.variant import Option
 
@@ -42,47 +43,44 @@ def pick_distractors(
     answer_value: Any,
     candidates: Sequence[Option],
     k: int = N_DISTRACTORS,
+    answer_text: str | None = None,
 ) -> list[Option]:
-    """Choose ``k`` wrong options, varied by ``rng``, all clearly distinct.
+    """Choose ``k`` wrong options, varied by ``rng``, all clearly distinct, that do not point at the key.
 
-    For a numeric answer the key's rank among the choices is drawn first,
-    uniformly over the ranks the candidates allow, and the distractors are
-    then taken below and above the key to match: a key that is always the
-    smallest (or largest, or third) choice is found without working the
-    question. Other answers visit the candidates in a random order. A
-    candidate is kept when its value is finite and separated from the answer
-    and from every option already kept.
+    Every set of ``k`` candidates that are finite, separated from the answer
+    and from each other (and printed differently) is a possible choice list;
+    :func:`question_bank.choice_balance.balanced_subset` keeps the one whose
+    key sits nearest to places drawn uniformly in every order a reader can
+    see (value, closeness to the other values, length, likeness of the text),
+    so no rank, length or likeness finds the key more often than chance
+    wherever the family's mistakes make that possible. The pool is shuffled
+    (and cut to :data:`~question_bank.choice_balance.MAX_POOL`) first, so ties
+    are broken at random.
 
     Raises:
         Redraw: when fewer than ``k`` candidates survive, so the family draws
             new parameters.
     """
     pool = [candidates[int(i)] for i in rng.permutation(len(candidates))]
-    pool = [option for option in pool if usable(option, answer_value)]
-    if _scalar(answer_value) and all(_scalar(option.value) for option in pool):
-        below = _separated_run([o for o in pool if float(o.value) < float(answer_value)], k)
-        above = _separated_run([o for o in pool if float(o.value) > float(answer_value)], k)
-        ranks = [r for r in range(k + 1) if r <= len(below) and k - r <= len(above)]
-        if ranks:
-            r = ranks[int(rng.integers(len(ranks)))]
-            kept = below[:r] + above[:k - r]
-            if len(_separated_run(kept, k)) == k:
-                return kept
-    kept = _separated_run(pool, k)
-    if len(kept) == k:
-        return kept
-    raise Redraw(f"only {len(kept)} distinct distractors for answer {answer_value!r}")
+    pool = [option for option in pool if usable(option, answer_value)][:MAX_POOL]
+    sets = candidate_sets(len(pool), k, lambda a, b: _apart(pool[a], pool[b]))
+    if not sets:
+        kept = _separated_run(pool, k)
+        raise Redraw(f"only {len(kept)} distinct distractors for answer {answer_value!r}")
+    key_text = answer_text if answer_text is not None else str(answer_value)
+    chosen = balanced_subset(rng, key_text, [option.text for option in pool], sets)
+    return [pool[i] for i in chosen]
 
 
-def _scalar(value: Any) -> bool:
-    return is_number(value) and not isinstance(value, bool)
+def _apart(a: Option, b: Option) -> bool:
+    return separated(a.value, b.value) and a.text != b.text
 
 
 def _separated_run(options: Sequence[Option], k: int) -> list[Option]:
     """The first up to ``k`` options, in order, each clearly apart from those kept before it."""
     kept: list[Option] = []
     for option in options:
-        if all(separated(option.value, other.value) and option.text != other.text for other in kept):
+        if all(_apart(option, other) for other in kept):
             kept.append(option)
         if len(kept) == k:
             break
@@ -128,4 +126,5 @@ def numeric_options(
         correct_feedback: shown when the correct option is picked.
     """
     correct = Option(value=answer_value, text=answer_text, correct=True, feedback=correct_feedback)
-    return [correct, *pick_distractors(rng, answer_value, known_mistakes(answer_value, candidates))]
+    return [correct, *pick_distractors(rng, answer_value, known_mistakes(answer_value, candidates),
+                                       answer_text=answer_text)]

@@ -99,6 +99,30 @@ def register_sign_slips(family: str, table: dict[str, MistakeFormula], sign: str
     return table
 
 
+def register_double_mistakes(family: str, table: dict[str, MistakeFormula],
+                             entries: Iterable[tuple[str, str, str, Callable[[Facts], Any]]]
+                             ) -> dict[str, MistakeFormula]:
+    """Register ``(first, second, formula, compute)``: the answer with two of the family's mistakes made at once.
+
+    When every distractor is the key with one mistake applied, the key is the
+    choice most alike to all the others (it shares a part with each); a
+    choice carrying two mistakes is as alike to the rest as the key is. The
+    double mistake keeps the first mistake's label (a catalogued
+    misconception the answer does carry) and explains both. Adds each
+    formula to ``table`` as ``<first>+<second short name>`` and returns ``table``.
+    """
+    for first_name, second_name, formula, compute in entries:
+        first, second = table[first_name], table[second_name]
+        name = f"{first_name}+{second_name.rsplit('/', 1)[-1]}"
+        key = f"{family}/{name}"
+        if key in _FORMULAS:
+            raise ValueError(f"mistake formula {key!r} is registered twice")
+        entry = MistakeFormula(key, first.misconception, formula, compute,
+                               first.feedback + " Also: " + second.feedback)
+        _FORMULAS[key] = table[name] = entry
+    return table
+
+
 def mistake_formula(key: str) -> MistakeFormula:
     """The registered formula ``key`` (raises ``KeyError`` for an unknown key)."""
     return _FORMULAS[key]

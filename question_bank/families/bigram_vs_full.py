@@ -17,7 +17,12 @@ from question_bank.families._common import (
     probabilities,
     word_run,
 )
-from question_bank.mistakes import register_mistakes, register_sign_slips, wrong_options
+from question_bank.mistakes import (
+    register_double_mistakes,
+    register_mistakes,
+    register_sign_slips,
+    wrong_options,
+)
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import sequence_log_prob
@@ -46,6 +51,8 @@ MISTAKES = register_mistakes("bigram-vs-full", [
      "That is the difference per token; the question asks for the whole sentence."),
     ("bigram_probability/first-twice", "factor-counted-twice", "P_bigram * p_1",
      lambda f: f["p_bigram"] * f["bigram"][0], "The first factor ({p1}) enters the bigram product once."),
+    ("bigram_probability/last-twice", "factor-counted-twice", "P_bigram * p_n",
+     lambda f: f["p_bigram"] * f["bigram"][-1], "The last factor enters the bigram product once."),
     ("bigram_probability/log", "log-for-probability", "ln P_bigram", lambda f: math.log(f["p_bigram"]),
      "That is the log of the bigram probability; the question asks for the probability itself."),
 ])
@@ -53,11 +60,18 @@ MISTAKES = register_mistakes("bigram-vs-full", [
 register_sign_slips("bigram-vs-full", MISTAKES, "log_ratio/inverted",
                     ["log_ratio/log10", "log_ratio/bits", "log_ratio/per-token"])
 
+#: Both ends counted twice: a probability smaller than the key's by two factors, so the key (a
+#: small product printed with many digits) is not the longest, smallest-looking choice.
+register_double_mistakes("bigram-vs-full", MISTAKES, [
+    ("bigram_probability/first-twice", "bigram_probability/last-twice", "P_bigram * p_1 * p_n",
+     lambda f: f["p_bigram"] * f["bigram"][0] * f["bigram"][-1]),
+])
+
 
 @register_family
 class BigramVsFull(Family):
     name = "bigram-vs-full"
-    version = 4  # v4: a log-ratio accepts the difference of the solution's printed logs (v3: key rank drawn)
+    version = 5  # v5: more mistakes below the key, its place in every visible order drawn (v4: printed logs)
     title = "Bigram approximation against the full history"
     summary = "Score a sentence with full-history and bigram conditionals; compare the two products."
     tags = ("chain-rule", "n-gram", "likelihood")

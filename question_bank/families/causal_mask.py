@@ -53,7 +53,7 @@ MISTAKES = register_mistakes("causal-mask", [
 @register_family
 class CausalMask(Family):
     name = "causal-mask"
-    version = 3  # v3: the key's rank among the choices is drawn, not always the same
+    version = 4  # v4: distractors drawn so the key's place in every visible order is near uniform
     title = "Blocked pairs of a causal mask"
     summary = "Count blocked or allowed query-key pairs for T positions, or pick the blocked pairs."
     tags = ("attention", "causal-mask")

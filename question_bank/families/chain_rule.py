@@ -16,7 +16,12 @@ from question_bank.families._common import (
     probabilities,
     word_run,
 )
-from question_bank.mistakes import register_mistakes, register_sign_slips, wrong_options
+from question_bank.mistakes import (
+    register_double_mistakes,
+    register_mistakes,
+    register_sign_slips,
+    wrong_options,
+)
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import sequence_log_prob
@@ -54,6 +59,8 @@ MISTAKES = register_mistakes("chain-rule-joint", [
      "That is the average conditional, not the probability of the sequence."),
     ("log/last-twice", "factor-counted-twice", "ln P + ln p_n", lambda f: f["log_p"] + math.log(f["probs"][-1]),
      "The last factor enters the sum of logs once."),
+    ("probability/last-twice", "factor-counted-twice", "P * p_n", lambda f: f["joint"] * f["probs"][-1],
+     "The last factor enters the product once."),
     ("probability/log10", "log-for-probability", "log10 P", lambda f: f["log_p"] / math.log(10),
      "That is the base-10 log of the joint probability; the question asks for the probability itself."),
 ])
@@ -61,11 +68,18 @@ MISTAKES = register_mistakes("chain-rule-joint", [
 register_sign_slips("chain-rule-joint", MISTAKES, "log/negated",
                     ["log/log10", "log/log2", "log/mean", "log/first-dropped"])
 
+#: Both ends counted twice: a probability smaller than the key's by two factors, so the key (a
+#: small product printed with many digits) is not the longest, smallest-looking choice.
+register_double_mistakes("chain-rule-joint", MISTAKES, [
+    ("probability/first-twice", "probability/last-twice", "P * p_1 * p_n",
+     lambda f: f["joint"] * f["probs"][0] * f["probs"][-1]),
+])
+
 
 @register_family
 class ChainRuleJoint(Family):
     name = "chain-rule-joint"
-    version = 3  # v3: the key's rank among the choices is drawn, not always the same
+    version = 4  # v4: more mistakes below the key; the key's place in every visible order is drawn
     title = "Joint probability by the chain rule"
     summary = "Multiply next-token conditionals into a sequence probability, or sum their logs."
     tags = ("chain-rule", "likelihood")

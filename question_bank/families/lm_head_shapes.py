@@ -130,6 +130,18 @@ MISTAKES = register_mistakes("lm-head-shapes", [
      "That is the flattened hidden states' shape; dlogits matches the logits (B, T, V)."),
     ("dlogits/no-contraction", "grad-shape-mismatch", "(B, T, C, V)", lambda f: [f["B"], f["T"], f["C"], f["V"]],
      "dlogits has one entry per logit: (B, T, V)."),
+    # Shapes on the side of the key that had too few (b_head's size is almost always the
+    # second smallest; dW_head's (C, V) tied with its transpose as the shortest).
+    ("b_head/per-position", "bias-per-position", "(T)", lambda f: [f["T"]],
+     "That is one entry per position; the bias has one entry per vocabulary token, shared by all positions."),
+    ("b_head/per-sequence", "bias-per-position", "(B)", lambda f: [f["B"]],
+     "That is one entry per sequence; the bias has one entry per vocabulary token, shared by every sequence."),
+    ("dW_head/bias-shape", "grad-shape-mismatch", "(V)", lambda f: [f["V"]],
+     "That is db_head's shape; dW_head matches W_head (C, V)."),
+    ("dW_head/context-for-vocab", "confuses-context-with-vocab", "(C, T)", lambda f: [f["C"], f["T"]],
+     "The output axis of W_head, and of its gradient, is the vocabulary V, not the context T."),
+    ("dlogits/axes-swapped", "grad-shape-mismatch", "(B, V, T)", lambda f: [f["B"], f["V"], f["T"]],
+     "dlogits has the logits' shape with its axes in the same order: (B, T, V)."),
     ("db_head/summed-over-batch-only", "bias-per-position", "(T, V)", lambda f: [f["T"], f["V"]],
      "db_head sums over both B and T."),
     ("db_head/summed-over-time-only", "bias-per-position", "(B, V)", lambda f: [f["B"], f["V"]],
@@ -144,7 +156,7 @@ MISTAKES = register_mistakes("lm-head-shapes", [
 @register_family
 class LmHeadShapes(Family):
     name = "lm-head-shapes"
-    version = 3  # v3: the key's rank among the choices is drawn, not always the same
+    version = 4  # v4: the key's place in every visible order is drawn, not only its rank
     title = "Shapes through the LM head"
     summary = "Shape of hidden, W_head, b_head, logits or a gradient for random B, T, C, V."
     tags = ("shapes", "lm-head", "gradient")

@@ -8,7 +8,7 @@ import numpy as np
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import check_equal, int_answer
-from question_bank.mistakes import register_mistakes, wrong_options
+from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import build_vocab, gpt_param_count
@@ -68,11 +68,19 @@ def draw_alphabet(rng: np.random.Generator) -> tuple[int, str]:
     size = int(rng.integers(30, 301))
     return size, f"{size} base characters"
 
+#: Two mistakes at once, on the side of the key that has too few single mistakes (below the
+#: merges needed, above the vocabulary size), so the key is not rarely the smallest or largest.
+register_double_mistakes("merges-vs-vocab", MISTAKES, [
+    ("merges_needed/merge-adds-two", "merges_needed/no-specials", "(vocab - base) // 2",
+     lambda f: (f["vocab"] - f["base"]) // 2),
+    ("vocab_size/merge-adds-two", "vocab_size/base-twice", "2*base + 2*merges + specials",
+     lambda f: 2 * f["base"] + 2 * f["merges"] + f["specials"]),
+])
 
 @register_family
 class MergesVsVocab(Family):
     name = "merges-vs-vocab"
-    version = 3  # v3: the key's rank among the choices is drawn, not always the same
+    version = 4  # v4: double mistakes on the thin side; the key's place in every visible order drawn
     title = "BPE merges and vocabulary size"
     summary = "Relate BPE merges, base alphabet and special tokens to vocabulary size and embedding parameters."
     tags = ("tokenization", "parameters")

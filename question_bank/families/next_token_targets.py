@@ -33,7 +33,7 @@ MISTAKES = register_mistakes("next-token-targets", [
 @register_family
 class NextTokenTargets(Family):
     name = "next-token-targets"
-    version = 3  # v3: the key's rank among the choices is drawn, not always the same
+    version = 4  # v4: distractors drawn so the key's place in every visible order is near uniform
     title = "Next-token targets"
     summary = "Given a passage, an offset and block_size, pick the target string y of a character batch row."
     tags = ("targets", "alignment", "data")

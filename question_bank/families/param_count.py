@@ -126,7 +126,7 @@ def mistake_names(component: str, tied: bool) -> list[str]:
 @register_family
 class ParamCount(Family):
     name = "param-count"
-    version = 3  # v3: the key's rank among the choices is drawn, not always the same
+    version = 4  # v4: distractors drawn so the key's place in every visible order is near uniform
     title = "GPT parameter count"
     summary = "Count a GPT's parameters (total or one component) for a random configuration, tied or untied."
     tags = ("parameters", "gpt-1")

@@ -88,7 +88,7 @@ register_sign_slips("perplexity-cross-entropy", MISTAKES, "nats_from_ppl/negated
 @register_family
 class PerplexityCrossEntropy(Family):
     name = "perplexity-cross-entropy"
-    version = 3  # v3: the key's rank among the choices is drawn, not always the same
+    version = 4  # v4: distractors drawn so the key's place in every visible order is near uniform
     title = "Perplexity and mean cross-entropy"
     summary = "Convert a mean cross-entropy (nats or bits) into a perplexity, or a perplexity into one."
     tags = ("perplexity", "cross-entropy", "units")

@@ -52,7 +52,7 @@ MISTAKES = register_mistakes("shifted-cross-entropy", [
 @register_family
 class ShiftedCrossEntropy(Family):
     name = "shifted-cross-entropy"
-    version = 3  # v3: the key's rank among the choices is drawn, not always the same
+    version = 4  # v4: distractors drawn so the key's place in every visible order is near uniform
     title = "Cross-entropy with shifted targets"
     summary = "Mean next-token cross-entropy of a small logits table: position t is scored on token t+1."
     tags = ("cross-entropy", "alignment")

@@ -5,6 +5,7 @@ from typing import Any
 
 import numpy as np
 
+from question_bank.choices import pick_distractors
 from question_bank.families._common import SENTENCES
 from question_bank.registry import Family, register_family
 from question_bank.variant import Answer, Draft, Option
@@ -26,7 +27,7 @@ QA_ITEMS = (
 _COMBINE_TEXT = {
     "one": "feed that state to a linear classifier",
     "add": "add the two final states, then apply a linear classifier",
-    "softmax-candidates": "score each final state with a linear layer and take a softmax over the candidates",
+    "softmax-candidates": "take a softmax over the candidates' linear scores",
     "softmax-vocab": "take a softmax over the vocabulary at each candidate's final position",
 }
 
@@ -48,65 +49,111 @@ def _render(value: dict[str, Any]) -> str:
     if "claim" in value:
         return "A decoder-only model cannot classify; put a bidirectional encoder in front of it."
     sequences = " and ".join(f"`{' '.join(s)}`" for s in value["inputs"])
-    where = "`<e>` (the last position)" if value["readout"] == "end" else "`<s>` (the first position)"
+    where = "`<e>` (the final position)" if value["readout"] == "end" else "`<s>` (the first position)"
     noun = "Input" if len(value["inputs"]) == 1 else "Inputs"
     return f"{noun} {sequences}; take the final block's state at {where} and {_COMBINE_TEXT[value['combine']]}."
 
 
+def _read_first(value: dict[str, Any]) -> dict[str, Any]:
+    return {**value, "readout": "start"}
+
+
+#: Said of every choice that reads the first position.
+_FIRST = "Under the causal mask the first position has seen nothing but itself."
+
+
 def options_for(task: str, k: int) -> list[tuple[dict[str, Any], str | None, str]]:
-    """Every choice for ``task``: (value, misconception or None, feedback); the first is correct."""
+    """Every choice for ``task``: (value, misconception or None, feedback); the first is correct.
+
+    Besides one choice per mistake, each task offers choices with two
+    mistakes at once (they keep the first mistake's label and explain both):
+    with single mistakes only, every distractor is one edit of the key and
+    the key is the choice most alike to all the others.
+    """
     if task == "classification":
+        key = _value([_seq(START, "text", END)])
+        labelled = _value([_seq(START, "label", DELIM, "text", END)])
+        label_feedback = "The label is the target; it cannot be part of the input."
         return [
-            (_value([_seq(START, "text", END)]), None, "Correct: the end position has seen the whole text."),
-            (_value([_seq(START, "text", END)], readout="start"), "classify-first-position",
-             "Under the causal mask the first position has seen nothing but itself."),
-            (_value([_seq(START, "label", DELIM, "text", END)]), "label-in-input",
-             "The label is the target; it cannot be part of the input."),
+            (key, None, "Correct: the end position has seen the whole text."),
+            (_read_first(key), "classify-first-position", _FIRST),
+            (labelled, "label-in-input", label_feedback),
             ({"claim": "needs-encoder"}, "decoder-cannot-classify",
              "GPT-1 classifies with a linear layer on the final position; no encoder is needed."),
+            (_read_first(labelled), "label-in-input", f"{label_feedback} Also: {_FIRST}"),
         ]
     if task == "entailment":
+        key = _value([_seq(START, "premise", DELIM, "hypothesis", END)])
+        swapped = _value([_seq(START, "hypothesis", DELIM, "premise", END)])
+        undelimited = _value([_seq(START, "premise", "hypothesis", END)])
+        separate = _value([_seq(START, "premise", END), _seq(START, "hypothesis", END)], combine="add")
+        swap_feedback = "Entailment is directional; the premise comes first."
+        delimiter_feedback = "Without the delimiter the model cannot tell where the premise ends."
+        separate_feedback = ("The relation needs both texts in one sequence, so attention can compare them.")
         return [
-            (_value([_seq(START, "premise", DELIM, "hypothesis", END)]), None,
-             "Correct: premise, delimiter, hypothesis, in that order."),
-            (_value([_seq(START, "hypothesis", DELIM, "premise", END)]), "entailment-order-swapped",
-             "Entailment is directional; the premise comes first."),
-            (_value([_seq(START, "premise", "hypothesis", END)]), "missing-delimiter",
-             "Without the delimiter the model cannot tell where the premise ends."),
-            (_value([_seq(START, "premise", END), _seq(START, "hypothesis", END)], combine="add"),
-             "processes-pair-separately", "The relation needs both texts in one sequence, so attention can "
-             "compare them."),
-            (_value([_seq(START, "premise", DELIM, "hypothesis", END)], readout="start"),
-             "classify-first-position", "The first position has not seen the hypothesis."),
+            (key, None, "Correct: premise, delimiter, hypothesis, in that order."),
+            (swapped, "entailment-order-swapped", swap_feedback),
+            (undelimited, "missing-delimiter", delimiter_feedback),
+            (separate, "processes-pair-separately", separate_feedback),
+            (_read_first(key), "classify-first-position", "The first position has not seen the hypothesis."),
+            (_value([_seq(START, "hypothesis", "premise", END)]), "entailment-order-swapped",
+             f"{swap_feedback} Also: {delimiter_feedback}"),
+            (_read_first(swapped), "entailment-order-swapped", f"{swap_feedback} Also: {_FIRST}"),
+            (_read_first(undelimited), "missing-delimiter", f"{delimiter_feedback} Also: {_FIRST}"),
+            (_read_first(separate), "processes-pair-separately", f"{separate_feedback} Also: {_FIRST}"),
+            (_value([_seq(START, "label", DELIM, "premise", DELIM, "hypothesis", END)]), "label-in-input",
+             "The label (entailed or not) is the target; it cannot be part of the input."),
         ]
     if task == "similarity":
+        key = _value([_seq(START, "A", DELIM, "B", END), _seq(START, "B", DELIM, "A", END)], combine="add")
+        one_order = _value([_seq(START, "A", DELIM, "B", END)])
+        undelimited = _value([_seq(START, "A", "B", END), _seq(START, "B", "A", END)], combine="add")
+        labelled = _value([_seq(START, "label", DELIM, "A", DELIM, "B", END),
+                           _seq(START, "label", DELIM, "B", DELIM, "A", END)], combine="add")
+        order_feedback = "One order imposes a direction the task does not have; GPT-1 uses both."
+        delimiter_feedback = "Each sequence needs the delimiter between the two sentences."
+        label_feedback = "The label (same or not) is the target; it cannot be part of the input."
         return [
-            (_value([_seq(START, "A", DELIM, "B", END), _seq(START, "B", DELIM, "A", END)], combine="add"), None,
-             "Correct: both orders, representations added, because similarity has no order."),
-            (_value([_seq(START, "A", DELIM, "B", END)]), "similarity-one-order",
-             "One order imposes a direction the task does not have; GPT-1 uses both."),
-            (_value([_seq(START, "A", "B", END), _seq(START, "B", "A", END)], combine="add"), "missing-delimiter",
-             "Each sequence needs the delimiter between the two sentences."),
+            (key, None, "Correct: both orders, representations added, because similarity has no order."),
+            (one_order, "similarity-one-order", order_feedback),
+            (undelimited, "missing-delimiter", delimiter_feedback),
             (_value([_seq(START, "A", END), _seq(START, "B", END)], combine="add"), "processes-pair-separately",
              "The two sentences are put in one sequence (in both orders) so attention can compare them."),
+            (labelled, "label-in-input", label_feedback),
+            (_read_first(key), "classify-first-position", "The first position has seen neither sentence whole."),
+            (_value([_seq(START, "A", "B", END)]), "similarity-one-order",
+             f"{order_feedback} Also: {delimiter_feedback}"),
+            (_read_first(one_order), "similarity-one-order", f"{order_feedback} Also: {_FIRST}"),
+            (_read_first(labelled), "label-in-input", f"{label_feedback} Also: {_FIRST}"),
         ]
     answers = [f"answer{j}" for j in range(1, k + 1)]
+    key = _value([_seq(START, "context", "question", DELIM, a, END) for a in answers], combine="softmax-candidates")
+    no_context = _value([_seq(START, "question", DELIM, a, END) for a in answers], combine="softmax-candidates")
+    one_sequence = _value([_seq(START, "context", "question", *[x for a in answers for x in (DELIM, a)], END)])
+    context_feedback = "Each sequence also needs the context document."
+    vocab_feedback = "The candidate scores are normalised over the candidates."
     return [
-        (_value([_seq(START, "context", "question", DELIM, a, END) for a in answers], combine="softmax-candidates"),
-         None, "Correct: one sequence per candidate, shared weights, softmax over the candidates."),
-        (_value([_seq(START, "question", DELIM, a, END) for a in answers], combine="softmax-candidates"),
-         "qa-omits-context", "Each sequence also needs the context document."),
-        (_value([_seq(START, "context", "question", *[x for a in answers for x in (DELIM, a)], END)]),
-         "candidates-in-one-sequence", "Each candidate is scored in its own sequence."),
+        (key, None, "Correct: one sequence per candidate, shared weights, softmax over the candidates."),
+        (no_context, "qa-omits-context", context_feedback),
+        (one_sequence, "candidates-in-one-sequence", "Each candidate is scored in its own sequence."),
         (_value([_seq(START, "context", "question", DELIM, a, END) for a in answers], combine="softmax-vocab"),
-         "softmax-over-vocabulary", "The candidate scores are normalised over the candidates."),
+         "softmax-over-vocabulary", vocab_feedback),
+        (_read_first(key), "classify-first-position", "The first position has seen none of the candidate."),
+        (_value([_seq(START, "question", DELIM, a, END) for a in answers], combine="softmax-vocab"),
+         "qa-omits-context", f"{context_feedback} Also: {vocab_feedback}"),
+        (_read_first(no_context), "qa-omits-context", f"{context_feedback} Also: {_FIRST}"),
+        (_read_first(_value([_seq(START, "context", "question", DELIM, a, END) for a in answers],
+                            combine="softmax-vocab")),
+         "softmax-over-vocabulary", f"{vocab_feedback} Also: {_FIRST}"),
+        (_value([_seq(START, "question", *[x for a in answers for x in (DELIM, a)], END)]),
+         "candidates-in-one-sequence", f"Each candidate is scored in its own sequence. Also: {context_feedback}"),
     ]
 
 
 @register_family
 class TaskTransformations(Family):
     name = "task-transformations"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: choices with two mistakes; the key's place in every visible order is drawn
     title = "GPT-1 task input transformations"
     summary = "Pick GPT-1's input transformation for classification, entailment, similarity or multiple choice."
     tags = ("fine-tuning", "gpt-1")
@@ -138,12 +185,10 @@ class TaskTransformations(Family):
             example = (f"context: *{context}* question: *{question}* candidates: "
                        + ", ".join(f"answer{j} = *{c}*" for j, c in enumerate(candidates, start=1)))
             what = "pick the right answer to a question about a context"
-        options = [Option(value=value, text=_render(value), correct=misconception is None,
-                          misconception=misconception, feedback=feedback)
-                   for value, misconception, feedback in options_for(task, k)]
-        if len(options) > 4:   # keep four choices: the correct one and three random distractors
-            keep = sorted(int(i) for i in rng.choice(np.arange(1, len(options)), size=3, replace=False))
-            options = [options[0]] + [options[i] for i in keep]
+        key, *wrong = [Option(value=value, text=_render(value), correct=misconception is None,
+                              misconception=misconception, feedback=feedback)
+                       for value, misconception, feedback in options_for(task, k)]
+        options = [key, *pick_distractors(rng, key.value, wrong, answer_text=key.text)]
         stem = (f"GPT-1 is fine-tuned to {what}. Example: {example}. With start token `<s>`, delimiter `$` "
                 "and end token `<e>`, which input transformation does GPT-1 use?")
         solution = (f"GPT-1's transformation: {options[0].text} GPT-1 keeps its pretrained decoder "

@@ -7,7 +7,7 @@ import numpy as np
 
 from question_bank.choices import numeric_options
 from question_bank.families._common import WORDS, check_equal, correct_choices, word_run
-from question_bank.mistakes import register_mistakes, wrong_options
+from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Answer, Draft, Option
 
@@ -53,11 +53,24 @@ MISTAKES = register_mistakes("teacher-forcing", [
      "The next reference token is what would be predicted; it is not available as input."),
 ])
 
+# Two mistakes at once: with one-mistake distractors only, the key shares its input with one
+# choice and its target with the others, so it is the choice most alike to the rest.
+register_double_mistakes("teacher-forcing", MISTAKES, [
+    ("training/predicted-input", "training/input-as-target", "(predicted[t-1], x[t])",
+     lambda f: [f["predicted"][f["position"] - 1], f["inputs"][f["position"]]]),
+    ("training/target-as-input", "training/input-as-target", "(w[t], x[t])",
+     lambda f: [f["tokens"][f["position"]], f["inputs"][f["position"]]]),
+    ("generation/reference-fed", "generation/next-reference-fed", "prompt + reference[:k+1]",
+     lambda f: f["prompt"] + f["tokens"][f["prompt_length"]:f["prompt_length"] + len(f["generated"]) + 1]),
+    ("generation/prompt-only", "generation/next-reference-fed", "prompt + reference[k]",
+     lambda f: f["prompt"] + [f["tokens"][f["prompt_length"] + len(f["generated"])]]),
+])
+
 
 @register_family
 class TeacherForcing(Family):
     name = "teacher-forcing"
-    version = 3  # v3: the key's rank among the choices is drawn, not always the same
+    version = 4  # v4: distractors with two mistakes; the key's place in every visible order is drawn
     title = "Teacher forcing and generation"
     summary = "What the model reads at a position in teacher-forced training, or at a step of generation."
     tags = ("training", "decoding", "alignment")

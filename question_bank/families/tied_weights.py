@@ -6,10 +6,10 @@ from typing import Any, Callable
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import numeric_options
+from question_bank.choices import numeric_options, pick_distractors
 from question_bank.errors import Redraw
 from question_bank.families._common import check_equal, enumerate_param_counts, int_answer, shape_answer
-from question_bank.mistakes import register_mistakes, wrong_options
+from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.shape_probe import ShapeProbe
 from question_bank.variant import Answer, Draft, Option
@@ -24,6 +24,14 @@ EXPRESSIONS = (
      "match; E must be transposed."),
     ("E.T @ hidden", "operand-order", "The hidden states go on the left: (..., C) @ (C, V)."),
     ("softmax(hidden @ E.T)", "softmax-in-head", "That returns probabilities; the head's output is the raw logits."),
+    # Two mistakes at once: the one-mistake expressions are each one edit of the key, which makes
+    # the key the expression most alike to all the others.
+    ("E @ hidden", "operand-order", "The hidden states go on the left, and E (V, C) must be transposed: "
+     "`hidden @ E.T`."),
+    ("softmax(hidden @ E)", "softmax-in-head", "That would return probabilities, and E (V, C) must be "
+     "transposed for the inner sizes to match."),
+    ("softmax(E.T @ hidden)", "softmax-in-head", "That would return probabilities, and the hidden states go "
+     "on the left: (..., C) @ (C, V)."),
 )
 
 
@@ -37,6 +45,8 @@ MISTAKES = register_mistakes("tied-weights", [
      "In training every position gets logits."),
     ("logits_shape/context-for-vocab", "confuses-context-with-vocab", "(B, T, T)",
      lambda f: [f["B"], f["T"], f["T"]], "The last axis is the vocabulary, not the context."),
+    ("logits_shape/keeps-width-and-vocab", "head-keeps-width", "(B, T, C, V)",
+     lambda f: [f["B"], f["T"], f["C"], f["V"]], "The product contracts the width C; the logits have no C axis."),
     ("right_operand/untransposed", "missing-transpose", "(V, C)", lambda f: [f["V"], f["C"]],
      "That is E itself; the head multiplies by its transpose."),
     ("right_operand/batch-axis", "weight-has-batch-axis", "(B, C, V)", lambda f: [f["B"], f["C"], f["V"]],
@@ -58,6 +68,21 @@ MISTAKES = register_mistakes("tied-weights", [
      lambda f: f["tied_total"] + f["V"] * f["C"] - 2 * f["n_layer"] * f["C"], "Each block has two LayerNorms."),
 ])
 
+# Two mistakes at once, so the key is not the one shape every distractor is one edit away from.
+register_double_mistakes("tied-weights", MISTAKES, [
+    ("logits_shape/flattened", "logits_shape/keeps-width", "(B*T, C)", lambda f: [f["B"] * f["T"], f["C"]]),
+    ("logits_shape/flattened", "logits_shape/context-for-vocab", "(B*T, T)",
+     lambda f: [f["B"] * f["T"], f["T"]]),
+    ("logits_shape/last-position", "logits_shape/keeps-width", "(B, C)", lambda f: [f["B"], f["C"]]),
+    ("logits_shape/flattened", "logits_shape/keeps-width-and-vocab", "(B*T, C, V)",
+     lambda f: [f["B"] * f["T"], f["C"], f["V"]]),
+    ("logits_shape/last-position", "logits_shape/context-for-vocab", "(B, T)", lambda f: [f["B"], f["T"]]),
+    ("right_operand/untransposed", "right_operand/context-for-vocab", "(T, C)", lambda f: [f["T"], f["C"]]),
+    ("right_operand/batch-axis", "right_operand/untransposed", "(B, V, C)",
+     lambda f: [f["B"], f["V"], f["C"]]),
+    ("right_operand/batch-axis", "right_operand/context-for-vocab", "(B, C, T)",
+     lambda f: [f["B"], f["C"], f["T"]]),
+])
 
 class _RecordingProbe(ShapeProbe):
     """A shape probe that remembers the shape of what it is multiplied by."""
@@ -74,7 +99,7 @@ class _RecordingProbe(ShapeProbe):
 @register_family
 class TiedWeights(Family):
     name = "tied-weights"
-    version = 3  # v3: the key's rank among the choices is drawn, not always the same
+    version = 4  # v4: choices with two mistakes; the key's place in every visible order is drawn
     title = "A head tied to the token embedding"
     summary = "Tied head: the transpose of E, the logits' shape, the parameters untying adds, the expression."
     tags = ("shapes", "weight-tying", "parameters")
@@ -155,6 +180,9 @@ class TiedWeights(Family):
             correct = _evaluates_to(code, hidden, E, reference, softmax)
             options.append(Option(value=code, text=f"`{code}`", correct=correct,
                                   misconception=None if correct else misconception, feedback=feedback))
+        key = next(o for o in options if o.correct)
+        options = [key, *pick_distractors(rng, key.value, [o for o in options if not o.correct],
+                                          answer_text=key.text)]
         stem = f"{intro} Which expression computes the logits of the tied head?"
         solution = ("The embedding stores one C-vector per token as the rows of E (V, C). The head needs a "
                     "(C, V) matrix, so it multiplies by the transpose: `hidden @ E.T`, giving one raw score "

@@ -68,7 +68,7 @@ MISTAKES = register_mistakes("uniform-baseline", [
 @register_family
 class UniformBaseline(Family):
     name = "uniform-baseline"
-    version = 3  # v3: the key's rank among the choices is drawn, not always the same
+    version = 4  # v4: distractors drawn so the key's place in every visible order is near uniform
     title = "The uniform baseline"
     summary = "Loss (nats or bits) or perplexity of a model whose logits are all equal: ln V and V."
     tags = ("cross-entropy", "baseline", "perplexity")

@@ -1,0 +1,145 @@
+"""Choosing which distractors to show so the key has no visible place among the choices.
+
+A student who does not work a question can still look at its printed
+choices: which number is smallest or largest, which is closest to the others,
+which text is longest, which text is most alike to the rest. If the key sits
+at the same place in any of those orders variant after variant, that place
+gives it away. Every distractor is the key with a mistake applied, so left to
+chance the key is usually the middle one (most alike, closest in value).
+
+:func:`balanced_subset` therefore draws, for each visible order, the place the
+key should take (uniformly, from "below all the others" to "above all the
+others"), and keeps the set of distractors, among every set the family's
+mistakes allow, whose key places are nearest those draws. Over many variants
+the key's place in each order is then near uniform, as far as the mistakes
+allow: a family whose mistakes all lie on one side of the key, or are all one
+edit of it, needs more mistakes (the other side, two mistakes at once, sign
+slips of wrong values) before any draw can help.
+"""
+from __future__ import annotations
+
+import difflib
+import itertools
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+
+from question_bank.cues import choice_number, plain
+
+#: Distractor pools above this size are cut (after shuffling) so the sets to compare stay few.
+MAX_POOL = 10
+
+class _Features:
+    """What a reader sees of each printed text (the key at index 0, then the pool), computed once."""
+
+    def __init__(self, texts: Sequence[str]):
+        bodies = [plain(t) for t in texts]
+        numbers = [choice_number(t) for t in texts]
+        self.values = None if any(v is None for v in numbers) else [float(v) for v in numbers if v is not None]
+        self.scaled = None if self.values is None else [math.copysign(math.log10(1 + abs(v)), v)
+                                                         for v in self.values]
+        self.lengths = [float(len(b)) for b in bodies]
+        n = len(bodies)
+        self.likeness = [[0.0] * n for _ in range(n)]
+        for i, j in itertools.combinations(range(n), 2):
+            ratio = difflib.SequenceMatcher(None, bodies[i], bodies[j]).ratio()
+            self.likeness[i][j] = self.likeness[j][i] = ratio
+
+    def orders(self, members: Sequence[int]) -> list[list[float] | None]:
+        """Each visible order's scores for the texts ``members`` (the key first); None where it does not apply.
+
+        The orders: the printed value (smallest ... largest), the printed
+        length, how alike a text is to the others, and how close a value is
+        to the others on a signed log scale.
+        """
+        alike = [sum(self.likeness[i][j] for j in members if j != i) for i in members]
+        lengths = [self.lengths[i] for i in members]
+        if self.values is None or self.scaled is None:
+            return [None, lengths, alike, None]
+        scaled = self.scaled
+        central = [-sum(abs(scaled[i] - scaled[j]) for j in members) for i in members]
+        return [[self.values[i] for i in members], lengths, alike, central]
+
+
+def _same(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def place_weights(scores: Sequence[float], width: int, strict: bool = False) -> np.ndarray:
+    """The key's place in one order as weights over places ``0 .. width`` (others below the key).
+
+    Without ties the key has one place. With ties the key is equally likely
+    at each place of the tied range, as in a random tie-break: a reader who
+    prefers the shortest text and sees the key tied with two others for it
+    picks the key a third of the time. Where every choice ties, the order
+    shows nothing (a reader cannot use it) and the weights are all zero;
+    with ``strict`` (a rank among numbers, which two equal numbers leave
+    undefined) any tie at all shows nothing.
+    """
+    weights = np.zeros(width + 1)
+    if all(_same(s, scores[0]) for s in scores) or (
+            strict and any(_same(a, b) for a, b in itertools.combinations(scores, 2))):
+        return weights
+    key = scores[0]
+    below = sum(1 for s in scores[1:] if s < key and not _same(s, key))
+    ties = sum(1 for s in scores[1:] if _same(s, key))
+    weights[below:below + ties + 1] = 1.0 / (ties + 1)
+    return weights
+
+
+#: Most rounds of proportional fitting; where the orders pull against each other the weights
+#: keep moving for a while (30 rounds left visible cues that 100 remove), elsewhere they settle early.
+FIT_ROUNDS = 100
+
+
+def balanced_subset(rng: np.random.Generator, key_text: str, pool_texts: Sequence[str],
+                    allowed: Sequence[Sequence[int]]) -> Sequence[int]:
+    """One allowed set of pool indices, drawn so the key's place in every visible order is near uniform.
+
+    Each set puts the key at some place in each order (value, length,
+    likeness, closeness of value). The sets get weights, fitted by iterative
+    proportional fitting so that, under those weights, the key's place in
+    every order at once is spread as evenly as the sets allow over the places
+    they reach; one set is then drawn by weight. Fitting all orders together
+    matters: the orders are correlated (a middle value is also a central
+    one), and filtering on one order at a time leaves the last ones to chance.
+
+    Args:
+        rng: the variant's generator.
+        key_text: the key as printed.
+        pool_texts: every usable distractor as printed.
+        allowed: candidate sets of pool indices (each clearly distinct, of the same size).
+    """
+    width = len(allowed[0])
+    features = _Features([key_text, *pool_texts])
+    per_set = [features.orders([0, *(i + 1 for i in subset)]) for subset in allowed]
+    tables = []
+    for order in range(len(per_set[0])):
+        if any(scores[order] is None for scores in per_set):
+            continue    # an order that some sets lack (a text that is not a number) is not fitted
+        table = np.array([place_weights(scores[order], width, strict=order == 0) for scores in per_set])
+        reached = table.sum(axis=0) > 0
+        if reached.any():
+            tables.append((table, reached / reached.sum()))
+    weights = np.full(len(allowed), 1.0 / len(allowed))
+    for _ in range(FIT_ROUNDS):
+        before = weights
+        for table, target in tables[::-1]:   # the value order last: it is met exactly where it can be
+            shows = table.sum(axis=1) > 0    # the sets where a reader can use this order at all
+            spread = weights @ table / max(weights @ shows, 1e-300)
+            ratio = np.divide(target, spread, out=np.zeros_like(target), where=spread > 0)
+            weights = weights * np.where(shows, table @ ratio, 1.0)
+            weights /= weights.sum()
+        if np.abs(weights - before).max() < 1e-9:
+            break
+    return allowed[int(rng.choice(len(allowed), p=weights))]
+
+
+def candidate_sets(n: int, k: int, compatible: Callable[[int, int], bool]) -> list[tuple[int, ...]]:
+    """Every ``k``-set of ``range(n)`` whose members are pairwise compatible."""
+    return [combo for combo in itertools.combinations(range(n), k)
+            if all(compatible(a, b) for a, b in itertools.combinations(combo, 2))]
+
+
+__all__ = ["MAX_POOL", "balanced_subset", "candidate_sets", "place_weights"]
