@@ -255,3 +255,27 @@ def test_a_zip_of_many_notebooks_reads_only_the_assignments_own(tmp_path, monkey
     with pytest.raises(Rejected, match="holds 5 notebooks"):
         read_submission(z, NAME)
     assert read == []
+
+
+def _extra_field_zip(path: Path, entries: int, extra: int) -> Path:
+    """A zip whose entries each carry ``extra`` bytes of empty extra-field records (the red team's
+    zip: zipfile decodes such fields in time that grows with the square of their size)."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+        for i in range(entries):
+            info = zipfile.ZipInfo(f"f{i}.txt")
+            info.extra = b"\xff\xff\x00\x00" * (extra // 4)
+            zf.writestr(info, b"x")
+    return path
+
+
+def test_a_zip_whose_directory_would_cost_the_grader_time_is_refused_before_zipfile_reads_it(tmp_path):
+    import time
+    from autograder.runtime.grading.layouts.downloads import class_in_zip
+    slow = _extra_field_zip(tmp_path / "mallory.zip", 150, 60_000)
+    started = time.monotonic()
+    with pytest.raises(Rejected, match="bytes of extra data"):
+        read_submission(slow, NAME)
+    assert class_in_zip(slow) == ""
+    assert time.monotonic() - started < 2
+    ordinary = _zip(tmp_path / "s.zip", {f"{NAME}.ipynb": nbformat.writes(_notebook("x = 1"))})
+    assert read_submission(ordinary, NAME).kind == "ipynb"

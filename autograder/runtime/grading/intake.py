@@ -17,6 +17,7 @@ import nbformat
 
 from autograder.runtime.errors import SubmissionError
 from autograder.runtime.text import code
+from autograder.runtime.grading.zip_directory import directory_problem
 
 
 class Rejected(SubmissionError):
@@ -122,6 +123,9 @@ MOST_NOTEBOOKS_READ = 2
 
 
 def _read_zip(path: Path, assignment: str, limits: IntakeLimits) -> Submission:
+    problem = directory_problem(path, limits.max_zip_entries)
+    if problem:
+        raise Rejected(f"{code(path.name)} was refused: {problem}. Submit the zip the notebook's export cell writes.")
     try:
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:

@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from autograder.runtime.grading.layouts import canvas, moodle
 from autograder.runtime.grading.layouts.gradescope import METADATA_FILE
 from autograder.runtime.grading.layouts.handed_in import ignored
+from autograder.runtime.grading.zip_directory import directory_problem
 
 #: Enough names to tell: a class shows itself in its first few.
 _LOOK_AT = 200
@@ -46,6 +47,8 @@ def class_in_names(names: list[str], plain: bool = True) -> str:
 
 def class_in_zip(path: Path) -> str:
     """Which LMS's class the zip ``path`` holds (see :func:`class_in_names`), or ""."""
+    if directory_problem(path):
+        return ""                          # not opened here: intake refuses it, to the student
     try:
         with zipfile.ZipFile(path) as zf:
             names = [i.filename for i in zf.infolist()[:_LOOK_AT * 10] if not i.is_dir()]
