@@ -52,7 +52,7 @@ def test_a_helpers_error_is_laid_on_the_helper_in_process(name, caller, broken, 
     exec(compile("import numpy as np\n" + source, "<cells>", "exec"), namespace)
     said = _feedback(types.SimpleNamespace(**namespace), caller, _first_probe(name, caller))
     assert said.startswith(f"The error is raised inside your `{broken}`, which `{caller}` calls"), said
-    assert f"look at `{broken}` first, and at what `{caller}` passes to it" in said, said
+    assert f"the fault is in `{broken}` or in what `{caller}` passes to it" in said, said
 
 
 @pytest.mark.parametrize("name, caller, broken, source", RAISING, ids=[f"{c[1]}-{c[2]}" for c in RAISING])

@@ -85,7 +85,7 @@ def test_the_hidden_tests_name_the_broken_helper(graders, case):
     assert failed, f"the broken `{broken}` cost `{caller}` nothing"
     # A wrong value judged on the helper's own inputs says fix it; an error raised inside it says look there.
     named = [item for item in failed
-             if f"fix `{broken}` first" in item.message or f"look at `{broken}` first" in item.message]
+             if f"fix `{broken}` first" in item.message or f"the fault is in `{broken}` or in what" in item.message]
     assert named, "\n\n".join(item.message for item in failed)
     for item in named:
         # The caller's result was made wrong by the helper: no mistake of the caller's is named.

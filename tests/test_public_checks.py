@@ -187,7 +187,7 @@ def test_a_broken_helper_is_named_by_the_check_of_the_function_that_calls_it(cas
     fixed = [m for m in failed.get(own, []) if m.startswith(f"test_{own}_{caller}_on_fixed_inputs")]
     assert fixed, f"{caller}'s fixed-input check passed: {failed}"
     # A wrong value on the helper's own input says fix it; an error raised inside it says look there first.
-    assert f"`{broken}`" in fixed[0] and (f"fix `{broken}` first" in fixed[0] or f"look at `{broken}` first" in fixed[0]), fixed[0]
+    assert f"`{broken}`" in fixed[0] and (f"fix `{broken}` first" in fixed[0] or f"the fault is in `{broken}` or in what" in fixed[0]), fixed[0]
 
 
 def test_a_workflow_cell_after_an_unwritten_function_says_not_written_yet():

@@ -37,3 +37,21 @@ def test_a_wrong_gradient_of_a_wrong_loss_is_called_wrong_and_a_right_loss_is_no
     assert said.startswith("Your loss is right, but `dlogits` is not its gradient")
     said = _verdict(lambda z, t: (ce(z, t)[0] * 2, ce(z, t)[1] * 2))          # consistent with its own loss
     assert said.startswith("`dlogits` is the gradient of your loss, but the loss itself is wrong")
+
+
+def test_an_argument_left_changed_gets_advice_that_fits_any_function():
+    """A numerical gradient that nudges x and never puts it back was told to subtract a max."""
+    import types
+    from autograder.runtime.judge import call
+
+    def numerical_gradient(f, x, eps=1e-6):
+        grad = np.zeros_like(x)
+        for i in range(x.size):
+            x.flat[i] += eps
+            grad.flat[i] = f(x)
+        return grad
+    student = types.SimpleNamespace(numerical_gradient=numerical_gradient)
+    with pytest.raises(Feedback) as failed:
+        call(student, "numerical_gradient", lambda z: float(np.sum(z ** 2)), np.ones(4), 1e-3)
+    said = str(failed.value)
+    assert "did not put it back" in said and "restore every entry" in said and "max" not in said, said

@@ -307,9 +307,10 @@ def loss_global_max(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.
 @mistake(
     function="cross_entropy_loss",
     title="Softmax over the wrong axis",
-    explanation="""Your softmax normalizes each vocabulary column across positions instead of
-    each position across the vocabulary. At every position the V probabilities must sum to
-    1; check which axis your max and sum reduce over.""",
+    explanation="""The softmax in your loss normalizes each vocabulary column across positions
+    instead of each position across the vocabulary. At every position the V probabilities must
+    sum to 1: check the axis your loss normalizes over (the axis its max and sum reduce over, or
+    the `axis` it passes to a softmax).""",
 )
 def loss_softmax_wrong_axis(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
     """(N, V) rows normalized over axis 0 (the N positions)."""

@@ -48,5 +48,5 @@ def blame_sentence(name: str, chain: Sequence[str]) -> str:
     through = f" (through {', '.join(f'`{c}`' for c in between)})" if between else ""
     # Where the error is raised is known; whether `inner` is wrong or was handed inputs it cannot
     # take is not, so the sentence says both.
-    return (f"The error is raised inside your `{inner}`, which `{name}` calls{through}: look at `{inner}` "
-            f"first, and at what `{name}` passes to it.")
+    return (f"The error is raised inside your `{inner}`, which `{name}` calls{through}: the fault is in "
+            f"`{inner}` or in what `{name}` passes to it. If `{inner}`'s own tests pass, look at the call.")

@@ -128,8 +128,10 @@ def call(student: Any, name: str, *args: Any) -> Any:
         ):
             param = _param_names(fn, len(args))[index]     # read only when it is needed: it is slow
             message = (_rounding_left(name, param) if _only_rounding(before, after) else
-                       f"`{name}` changed its input {code(param)} in place. Work on a copy "
-                       "(for example `x = x - x.max(...)` rather than `x -= ...`).")
+                       f"`{name}` changed its input {code(param)} in place and did not put it back as it was. "
+                       "Work on a copy (`x = x - ...` rather than `x -= ...`), or, where the function must "
+                       "change it for a while (a numerical gradient's nudges), restore every entry before "
+                       "returning.")
             from autograder.runtime.diagnosis import diagnose
             mistakes = diagnose(name, lambda: args, output, student_args_after=given)
             raise Feedback(message, tuple(mistakes))
