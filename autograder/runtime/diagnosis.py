@@ -9,6 +9,8 @@ explanations, so no message can reveal a hidden input or an expected value.
 A mistake is only reported where it is distinguishable from the reference on
 the test's inputs: a softmax without max subtraction is right for small
 logits, and blaming it there would be wrong.
+
+Why one module of this size: every way the grader explains a wrong result from the outside (the catalogue's mistakes, the relations on the test's own inputs, the probes that call the student's function again) shares one catalogue, one cache of runs and one set of tolerances; split, each part would need them passed around or held twice.
 """
 from __future__ import annotations
 

@@ -54,6 +54,8 @@ which the pair's single score blurs.
 
 Pairs are scored all at once per submission (``inverted``): the numbers are
 the ones above, computed from an inverted index of the fingerprints.
+
+Why one module of this size: fingerprinting, the inverted index, pair scoring, function views and groups read one Document and Settings and are tuned together for speed on a class of 1,000; split, the hot loop would cross module boundaries with its arrays.
 """
 from __future__ import annotations
 
