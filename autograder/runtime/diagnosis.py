@@ -23,8 +23,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from autograder.runtime.relations import (notebook_sizes, operand_relation, operand_variants, parameters_of,
-                                          relation)
+from autograder.runtime.relations import (is_whole_number, notebook_sizes, operand_relation, operand_variants,
+                                          parameters_of, relation)
 from autograder.runtime.fingerprint import ResultCache, fingerprint
 from autograder.runtime.catalogue import Catalogue, Mistake
 from autograder.runtime.compare import count_not_close
@@ -328,8 +328,7 @@ def whole_number_probes(args: tuple) -> list[tuple]:
     """``args`` with every whole-number argument scaled by its own prime, once per row of
     ``_PROBE_SCALES`` (and a lone float argument moved by ``_FLOAT_MOVES``); [] when no argument
     is a number: inputs on which a coincidence of the test's values no longer holds."""
-    whole = [i for i, a in enumerate(args)
-             if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)) and int(a) >= 1]
+    whole = [i for i, a in enumerate(args) if is_whole_number(a) and int(a) >= 1]
     lone_float = len(args) == 1 and isinstance(args[0], (float, np.floating))
     if len(whole) > len(_PROBE_SCALES[0]) or not (whole or lone_float):
         return []
@@ -344,6 +343,17 @@ def whole_number_probes(args: tuple) -> list[tuple]:
     return probes
 
 
+def _both_on(reference: Callable, call_student: Callable[..., Any], probe: tuple) -> tuple[Any, Any] | None:
+    """(the student's result, the right result) on ``probe``, or None when either refuses it: a probe
+    without an answer is no evidence of anything."""
+    try:
+        with _quiet():
+            right = reference(*copy.deepcopy(probe))
+            return call_student(*probe), right
+    except Exception:
+        return None
+
+
 def _observed(reference: Callable, call_student: Callable[..., Any] | None, args: tuple) -> list[tuple[Any, Any, tuple]]:
     """The student's and the right result on each whole-number probe of ``args``; [] when the
     student's function cannot be called again or refuses a probe (then nothing is confirmed)."""
@@ -351,13 +361,10 @@ def _observed(reference: Callable, call_student: Callable[..., Any] | None, args
         return []
     seen = []
     for probe in whole_number_probes(args):
-        try:
-            with _quiet():
-                right = reference(*copy.deepcopy(probe))
-                theirs = call_student(*probe)
-        except Exception:                 # any failure on a probe: no confirmation from it
+        both = _both_on(reference, call_student, probe)
+        if both is None:
             return []
-        seen.append((theirs, right, probe))
+        seen.append((*both, probe))
     return seen
 
 
@@ -409,12 +416,10 @@ def _not_entry_by_entry(reference: Callable, call_student: Callable[..., Any] | 
     changed = [a.copy() if i in arrays else a for i, a in enumerate(args)]
     for i in arrays:
         changed[i].flat[0] *= _ONE_ENTRY_SCALE
-    try:
-        with _quiet():
-            moved = reference(*copy.deepcopy(tuple(changed)))
-            theirs = call_student(*changed)
-    except Exception:                     # no answer on the probe: no evidence
+    both = _both_on(reference, call_student, tuple(changed))
+    if both is None:
         return None
+    theirs, moved = both
     if not (values_match(moved, right) and _is_number(theirs)) or values_match(theirs, student_output):
         return None
     names = " and ".join(f"`{parameters[i]}`" for i in arrays if i < len(parameters))
@@ -435,12 +440,10 @@ def _ignored_argument(reference: Callable, call_student: Callable[..., Any] | No
             continue
         changed = list(args)
         changed[index] = float(value) * 10
-        try:
-            with _quiet():
-                moved = reference(*copy.deepcopy(tuple(changed)))
-                theirs = call_student(*changed)
-        except Exception:                 # no answer on the probe: no evidence
+        both = _both_on(reference, call_student, tuple(changed))
+        if both is None:
             continue
+        theirs, moved = both
         if not values_match(moved, right) and values_match(theirs, student_output) \
                 and _same_exactly(theirs, student_output):
             name = parameters[index] if index < len(parameters) else f"argument {index + 1}"
@@ -460,9 +463,7 @@ def _same_exactly(a: Any, b: Any) -> bool:
 def _is_count(result: Any) -> bool:
     """Whether ``result`` is a whole number, or a tuple or dict of them: what a count relation reads."""
     parts = result.values() if isinstance(result, dict) else result if isinstance(result, tuple) else (result,)
-    return any(isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)) for p in parts)
-
-
+    return any(is_whole_number(p) for p in parts)
 
 
 def out_of_range_ids_feedback(function: str, call_student: Callable[[tuple], Any], args: tuple) -> str:

@@ -210,8 +210,8 @@ class HelperJudge:
         """``message`` of a failed test, led by the blame of the helpers at fault in it when there
         are any (then only its first paragraph, the verdict, is kept: what follows reads the
         caller's result for slips of its own, which a wrong helper inside makes meaningless); else
-        ``message``. A helper found wrong only in another test is not named: its inputs here were
-        not judged, and the caller's fault here may be its own."""
+        ``message``. A helper found wrong only in another test is not blamed for this one: its inputs
+        here were not judged. Only where they were too large to record is it named, as a suspicion."""
         said = sentence(self.examine(calls)) or suspicion(self.suspected(calls))
         if not said:
             return message

@@ -103,7 +103,7 @@ def call(student: Any, name: str, *args: Any) -> Any:
     fn = _function(student, name)
     isolated = getattr(fn, "isolated_call", None)
     _numbers_read[name] = dict(getattr(fn, "numbers_read", None) or {})
-    _probes[name] = (lambda *a: isolated(*a)[0]) if isolated is not None else (lambda *a: fn(*copy.deepcopy(a)))
+    _probes[name] = _again(fn, isolated)
     try:
         if isolated is not None:
             # The arguments cross into the sandbox as copies, and it reports
@@ -168,6 +168,14 @@ def _blamed(name: str, chain: Sequence[str], said: str, fn: Callable, isolated: 
     return f"{blame}\n\n{said}" + (f"\n\n{cause}" if cause else "")
 
 
+def _again(fn: Callable, isolated: Callable | None) -> Callable[..., Any]:
+    """The student's function called once more on other inputs, where the test's call ran: in the
+    sandbox when it has one (its result only), else in process on copies of the inputs."""
+    if isolated is not None:
+        return lambda *args: isolated(*args)[0]
+    return lambda *args: fn(*copy.deepcopy(args))
+
+
 def _error_hints(fn: Callable, isolated: Callable | None, name: str, args: tuple, said: str) -> str:
     """After the student's function raised on ``args``: '' or paragraphs on why. The exception read
     for its cause (``error_causes``); the function retried with one matrix argument transposed (a
@@ -175,10 +183,10 @@ def _error_hints(fn: Callable, isolated: Callable | None, name: str, args: tuple
     from autograder.runtime.diagnosis import out_of_range_ids_feedback, transposed_argument_feedback
     from autograder.runtime.error_causes import cause_of
 
+    again = _again(fn, isolated)
+
     def call_student(variant: tuple) -> Any:
-        if isolated is not None:
-            return isolated(*variant)[0]
-        return fn(*copy.deepcopy(variant))
+        return again(*variant)
     ids = out_of_range_ids_feedback(name, call_student, args)
     # A cause read from the message is replaced where a probe found the cause for certain.
     found = [ids or cause_of(said, _param_names(fn, len(args)), args),

@@ -34,6 +34,16 @@ def _close(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=_RTOL, atol=_ATOL))
 
 
+def is_whole_number(x: Any) -> bool:
+    """A Python or NumPy integer that is not a bool: a count, a size, a setting."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _zero_one(arg: Any) -> bool:
+    """An integer array of 0s and 1s: a mask given as integers, keeping the positions a boolean one would."""
+    return isinstance(arg, np.ndarray) and arg.dtype.kind in "iu" and arg.size > 0 and bool(np.isin(arg, (0, 1)).all())
+
+
 #: A size the inputs offer: its value, how to say where it comes from, and what it is made of
 #: (each axis size or mask count it multiplies), so two descriptions of the same quantity are
 #: known to be one explanation, and two different ones a coincidence.
@@ -49,7 +59,7 @@ def _sizes(parameters: list[str], args: tuple) -> list[Size]:
         if arg.dtype.kind == "b" and arg.any():
             found.append((int(arg.sum()), f"the number of True entries of `{name}`, the positions it keeps",
                           (f"{name}:kept",)))
-        elif arg.dtype.kind in "iu" and arg.any() and np.isin(arg, (0, 1)).all():
+        elif _zero_one(arg) and arg.any():
             # A 0/1 integer mask keeps positions as a boolean one does: its count is a quantity too.
             found.append((int(arg.sum()), f"the number of 1 entries of `{name}`, the positions it keeps",
                           (f"{name}:kept",)))
@@ -353,7 +363,7 @@ def _masked_region(s: np.ndarray, r: np.ndarray, named: list[tuple[str, Any]]) -
     wrong = _wrong_entries(s, r)
     for name, arg in named:
         kept, left = "True", "False"
-        if isinstance(arg, np.ndarray) and arg.dtype.kind in "iu" and arg.size and np.isin(arg, (0, 1)).all():
+        if _zero_one(arg):
             arg, kept, left = arg.astype(bool), "1", "0"
         if not (isinstance(arg, np.ndarray) and arg.dtype.kind == "b" and 0 < arg.ndim <= r.ndim
                 and r.shape[:arg.ndim] == arg.shape and arg.any() and not arg.all()):
@@ -410,8 +420,7 @@ _MOST_COPIES, _MOST_COPIES_OF_TWO = 9, 4
 
 
 def _whole_numbers(named: list[tuple[str, Any]]) -> list[tuple[str, int]]:
-    return [(name, int(v)) for name, v in named
-            if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and int(v) >= 1]
+    return [(name, int(v)) for name, v in named if is_whole_number(v) and int(v) >= 1]
 
 
 def _monomials(names: list[str]) -> list[tuple[str, ...]]:
@@ -478,14 +487,13 @@ def count_difference(s: Any, r: Any, named: list[tuple[str, Any]],
     right, named arguments), chosen so that products of different settings differ. Of the readings
     that survive, the simplest kind is taken; if two of that kind remain, nothing is said.
     """
-    def whole(x: Any) -> bool:
-        return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
-    if not (whole(s) and whole(r)) or int(s) == int(r):
+    if not (is_whole_number(s) and is_whole_number(r)) or int(s) == int(r):
         return None
     sizes = _whole_numbers(named)
     seen = [(dict(sizes), int(s), int(r))]
     for s2, r2, named2 in observations:
-        if not (whole(s2) and whole(r2)) or [n for n, _ in _whole_numbers(named2)] != [n for n, _ in sizes]:
+        if not (is_whole_number(s2) and is_whole_number(r2)) \
+                or [n for n, _ in _whole_numbers(named2)] != [n for n, _ in sizes]:
             return None                  # a probe the student's count did not answer says nothing
         seen.append((dict(_whole_numbers(named2)), int(s2), int(r2)))
     if not sizes or len(seen) < 2:
