@@ -99,6 +99,10 @@ def build(assignments: tuple[str, ...], output_dir: str, config_path: str | None
 @click.option("--moodle-max-grade", type=click.FloatRange(0, min_open=True), default=None, metavar="POINTS",
               help="The Moodle assignment's Maximum grade: grades are scaled to it [default: the autograder's "
                    "total; Moodle's own default is 100].")
+@click.option("--moodle-worksheet", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Moodle's grading worksheet of the assignment (Download grading worksheet): checks whose "
+                   "each folder of a Moodle download is, reads team downloads (every member of a group graded "
+                   "on its file), and implies --moodle-csv; its Maximum Grade is the default --moodle-max-grade.")
 @click.option("--isolation", type=click.Choice(["auto", "bwrap", "user", "rlimits"]), default="auto",
               show_default=True, help="Sandbox to use; auto picks the strongest that works here.")
 @click.option("--trusted-code", "trusted", is_flag=True,
@@ -106,7 +110,8 @@ def build(assignments: tuple[str, ...], output_dir: str, config_path: str | None
                    "without it such a sandbox is refused.")
 @reports_errors
 def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, canvas_gradebook, canvas_column,
-          canvas_scale, canvas_keep_scores, moodle_csv, moodle_max_grade, isolation, trusted) -> None:
+          canvas_scale, canvas_keep_scores, moodle_csv, moodle_max_grade, moodle_worksheet, isolation,
+          trusted) -> None:
     """Grade submissions in bulk: a gradebook, results.json and feedback per student.
 
     PATHS are submission files (.ipynb, .py or the export .zip), folders of
@@ -121,11 +126,13 @@ def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, canva
       grader grade submissions/ -a dist/lm-head/autograder/autograder.zip -o graded
       grader grade export/ -a autograder.zip -o graded --canvas-csv
       grader grade canvas_download/ -a autograder.zip -o graded --canvas-gradebook grades.csv
+      grader grade moodle_download/ -a autograder.zip -o graded --moodle-worksheet Grades-CS101-LM-77.csv
     """
-    from autograder.runtime.grading.bulk import discover, grade_entries
+    from autograder.runtime.grading.bulk import discover, grade_entries, moodle_options
     from autograder.runtime.grading.summary import nothing_graded, summary_lines
 
-    found = discover(paths)
+    participants, moodle_csv, moodle_max_grade = moodle_options(moodle_worksheet, moodle_csv, moodle_max_grade)
+    found = discover(paths, participants)
     entries = found.entries
     for line in [f"skipped {s}" for s in found.skipped] + found.warnings:
         echo(line, err=True)

@@ -569,6 +569,8 @@ class WorksheetRow:
     submitted_at: datetime | None = None
     onlinetext: str = ""
     feedback: str = ""
+    #: The "Group" column of a team assignment: ``col_team`` gives the group's name, else ``defaultteam``.
+    group: str = "Default group"
 
 
 def moodle_grading_worksheet(rows: Sequence[WorksheetRow], max_grade: float, *, identity_fields: Sequence[str] = (
@@ -601,7 +603,7 @@ def moodle_grading_worksheet(rows: Sequence[WorksheetRow], max_grade: float, *, 
         row = [f"Participant {p.moodle_uniqueid}"]
         if not blind:
             row += [p.name] + [p.email if f == "Email address" else p.sid for f in identity_fields]
-        row += [r.status] + ([""] if team else [])
+        row += [r.status] + ([r.group] if team else [])
         row += ["" if r.grade is None else f"{r.grade:.2f}", f"{max_grade:.2f}", "Yes",
                 moodle_userdate(r.submitted_at) if r.submitted_at else "-"]
         row += [r.onlinetext] if onlinetext else []

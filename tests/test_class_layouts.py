@@ -26,6 +26,7 @@ from autograder.build import build
 from autograder.cli import main
 from autograder.report import build_report
 from autograder.runtime.grading.discover import discover
+from autograder.runtime.grading.layouts import moodle_participants
 from autograder.runtime.grading.outcome import STUDENTS_DIR
 from autograder.similarity.section import similarity_section
 from tests import lms_formats as F
@@ -157,6 +158,38 @@ def moodle_flat_class(nb: Notebooks):
     return _moodle(nb, "4.1", False)
 
 
+def moodle_team_class(nb: Notebooks) -> tuple[str, F.Files, dict[str, Expect]]:
+    """A Moodle 4.1 team assignment, graded with its grading worksheet: "Team Rocket" (group id 1234502,
+    which is also Turing's participant number) = Lovelace and Hopper; "Analytical" (group 77) = O'Brien
+    and Nguyen, the starter notebook; Knuth in no group ("Default group"); Turing's group "Engines"
+    handed in nothing, so Turing has no row: his number on Team Rocket's folder is a group id."""
+    r = F.roster()
+    subs = [F.MoodleSubmission(files={"lm-head.ipynb": nb.solution}, group=("Team Rocket", 1234502)),
+            F.MoodleSubmission(files={"lm-head.ipynb": nb.stub}, group=("Analytical", 77)),
+            F.MoodleSubmission(files={"lm-head.ipynb": nb.solution}, group=("Default group", None))]
+    expect = {
+        "1234501": Expect("graded", "20", ("group submission (Moodle group `Team Rocket`) with `Grace Hopper`",),
+                          "Ada Lovelace"),
+        "1234503": Expect("graded", "20", ("Moodle group `Team Rocket`", "Ada Lovelace"), "Grace Hopper"),
+        "1234504": Expect("graded", "0", ("Moodle group `Analytical`", "Mai Nguyen_Tran")),
+        "1234505": Expect("graded", "0", ("Moodle group `Analytical`",)),
+        "1234506": Expect("graded", "20", ("Moodle group `Default group`) of one member",), "Donald Knuth"),
+    }
+    return F.moodle_zip_name("CS101", "LM team", 78), F.moodle_download(subs), expect
+
+
+def _team_worksheet() -> bytes:
+    """``moodle_team_class``'s worksheet: every participant with the "Group" column Moodle adds."""
+    r = F.roster()
+    groups = {"lovelace": "Team Rocket", "hopper": "Team Rocket", "obrien": "Analytical", "nguyen": "Analytical",
+              "turing": "Engines", "knuth": "Default group"}
+    return F.moodle_grading_worksheet([F.WorksheetRow(r[k], group=g) for k, g in groups.items()], 20.0, team=True)
+
+
+#: The grading worksheet a class is graded with (``--moodle-worksheet``).
+WORKSHEETS = {"moodle_team_class": _team_worksheet}
+
+
 def gradescope_class(nb: Notebooks) -> tuple[str, F.Files, dict[str, Expect]]:
     """Gradescope: a single submitter, a group of two, the starter notebook + export zip + PDF in one
     submission, a PDF alone, and a student who gave no SID."""
@@ -183,7 +216,7 @@ def gradescope_class(nb: Notebooks) -> tuple[str, F.Files, dict[str, Expect]]:
 
 
 CLASSES = [canvas_class, canvas_anonymous_class, moodle_41_class, moodle_3x_class, moodle_flat_class,
-           gradescope_class]
+           moodle_team_class, gradescope_class]
 
 
 # --------------------------------------------------------------------------- on disk
@@ -259,8 +292,12 @@ def test_every_student_of_a_real_class_is_graded_once_from_the_zip_its_wrapper_a
     assert downloads != class_folder and [p.name for p in downloads.iterdir()] == [class_folder.name]
 
     out = tmp_path / "out"
+    worksheet = []
+    if make.__name__ in WORKSHEETS:
+        (tmp_path / "worksheet.csv").write_bytes(WORKSHEETS[make.__name__]())
+        worksheet = ["--moodle-worksheet", str(tmp_path / "worksheet.csv")]
     result = runner.invoke(main, ["grade", str(downloads), "-a", str(built.autograder_zip), "-o", str(out),
-                                  "--timeout", "20", "--canvas-csv", "--moodle-csv"])
+                                  "--timeout", "20", "--canvas-csv", "--moodle-csv", *worksheet])
     assert result.exit_code == 0, result.output
     assert f"holds only the folder {class_folder.name}" in result.output
 
@@ -283,7 +320,8 @@ def test_every_student_of_a_real_class_is_graded_once_from_the_zip_its_wrapper_a
             assert words in feedback, (words, feedback)
         link = quote(f"{STUDENTS_DIR}/{row['student']}/feedback.md")
         assert report.count(f'"{link}"') == 1, row["student"]
-    _check_lms_files(out, book, moodle=make in (moodle_41_class, moodle_3x_class, moodle_flat_class))
+    _check_lms_files(out, book, moodle=make in (moodle_41_class, moodle_3x_class, moodle_flat_class,
+                                                moodle_team_class))
     if make is gradescope_class:
         kurt = next(r for r in book if r["student"] == "kurt@uni.edu")
         assert kurt["email"] == "kurt@uni.edu"
@@ -293,5 +331,6 @@ def test_every_student_of_a_real_class_is_graded_once_from_the_zip_its_wrapper_a
         assert ("4102", "one group submission with 1002: compared as 1002") in similar.not_compared
 
     # The class folder itself: the same students, files and notes as through its wrapper.
-    assert _relative(discover([class_folder]).entries, class_folder) == \
-        _relative(discover([downloads]).entries, class_folder)
+    participants = moodle_participants.read(tmp_path / "worksheet.csv") if worksheet else None
+    assert _relative(discover([class_folder], participants).entries, class_folder) == \
+        _relative(discover([downloads], participants).entries, class_folder)

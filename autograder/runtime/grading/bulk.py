@@ -30,6 +30,7 @@ from autograder.runtime.grading.discover import discover
 from autograder.runtime.grading.feedback import feedback_markdown, results_json
 from autograder.runtime.grading.files import PRIVATE_DIR, private_dir, write_atomic
 from autograder.runtime.grading.gradebook import write_canvas_gradebook, write_gradebook
+from autograder.runtime.grading.layouts import moodle_participants
 from autograder.runtime.grading.canvas_gradebook import (CanvasExport, CanvasFill, fill_canvas_gradebook,
                                                          match_canvas_rows, read_canvas_export, with_canvas_identity)
 from autograder.runtime.grading.moodle_worksheet import MoodleFiles, write_moodle_files
@@ -116,6 +117,16 @@ def _no_progress(entry: Entry, outcome: GradeOutcome, skipped: bool) -> None:
     pass
 
 
+def moodle_options(worksheet: str | Path | None, moodle_csv: bool, max_grade: float | None
+                   ) -> tuple[moodle_participants.Participants | None, bool, float | None]:
+    """The participants of Moodle's grading worksheet, if one is given, and what it implies: the
+    Moodle files are written, out of the worksheet's Maximum Grade unless one is given."""
+    if worksheet is None:
+        return None, moodle_csv, max_grade
+    participants = moodle_participants.read(worksheet)
+    return participants, True, max_grade or participants.max_grade
+
+
 def grade_batch(
     paths: Iterable[str | Path],
     autograder_zip: str | Path,
@@ -133,10 +144,13 @@ def grade_batch(
     canvas_keep_scores: bool = False,
     moodle_csv: bool = False,
     moodle_max_grade: float | None = None,
+    moodle_worksheet: str | Path | None = None,
     on_done: Callable[[Entry, GradeOutcome, bool], None] = _no_progress,
 ) -> BatchResult:
-    """Grade every submission under ``paths`` (see ``discover``) as ``grade_entries`` does."""
-    return grade_entries(discover(paths).entries, autograder_zip, out, workers=workers, timeout=timeout, force=force,
+    """Grade every submission under ``paths`` (see ``discover``) as ``grade_entries`` does; with
+    ``moodle_worksheet``, Moodle folders are placed by it and its Maximum Grade is the default."""
+    participants, moodle_csv, moodle_max_grade = moodle_options(moodle_worksheet, moodle_csv, moodle_max_grade)
+    return grade_entries(discover(paths, participants).entries, autograder_zip, out, workers=workers, timeout=timeout, force=force,
                          isolation=isolation, trusted=trusted, canvas_csv=canvas_csv,
                          canvas_gradebook=canvas_gradebook, canvas_column=canvas_column, canvas_scale=canvas_scale,
                          canvas_keep_scores=canvas_keep_scores, moodle_csv=moodle_csv,

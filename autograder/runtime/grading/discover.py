@@ -61,7 +61,7 @@ from typing import Iterable
 import yaml
 
 from autograder.runtime.errors import GraderError
-from autograder.runtime.grading.layouts import canvas, downloads, gradescope, handed_in, moodle
+from autograder.runtime.grading.layouts import canvas, downloads, gradescope, handed_in, moodle, moodle_participants
 from autograder.runtime.grading.layouts.gradescope import METADATA_FILE
 from autograder.runtime.grading.outcome import Entry
 from autograder.runtime.text import code
@@ -307,9 +307,11 @@ def _refuse_team_download(folder: Path) -> None:
             "or grade it where the groups' members are listed (a Gradescope group export).")
 
 
-def _from_folder(folder: Path, found: Discovery, export_named: list[Path]) -> list[_Candidate]:
-    """The submissions of a plain, Canvas or Moodle folder: its files, then one per subfolder."""
-    _refuse_team_download(folder)
+def _from_folder(folder: Path, found: Discovery, export_named: list[Path], teams_listed: bool) -> list[_Candidate]:
+    """The submissions of a plain, Canvas or Moodle folder: its files, then one per subfolder.
+    ``teams_listed``: a Moodle worksheet naming each participant's group was given."""
+    if not teams_listed:
+        _refuse_team_download(folder)
     out: list[_Candidate] = []
     for child in sorted(folder.iterdir()):
         if handed_in.ignored(child.relative_to(folder)):
@@ -342,6 +344,52 @@ def _unwrapped(folder: Path, found: Discovery) -> Path:
                               f"graded {inner} as the class")
         folder = inner
     return folder
+
+
+# --------------------------------------------------------------------------- Moodle's participants
+
+
+def _placed(candidates: list[_Candidate], participants: moodle_participants.Participants | None,
+            found: Discovery) -> list[_Candidate]:
+    """Moodle's candidates placed by the worksheet: a participant's own, each member of a team's
+    (graded on the team's file), or refused with the reason. Without a worksheet a team
+    download's numberless folder can only be a file given by name: refused, as its folder is."""
+    out, unchecked = [], False
+    for c in candidates:
+        e = c.entry
+        if not e.identity.startswith(("moodle:", "moodle-team:")):
+            out.append(c)
+            continue
+        if participants is None:
+            unchecked = True
+            out.append(c if e.identity.startswith("moodle:") else replace(c, entry=replace(
+                e, refused="This is a Moodle team submission, and the members of a team are listed only in the "
+                           "assignment's grading worksheet: it was not graded.")))
+            continue
+        where = moodle_participants.place(participants, e.name, e.lms_user_id)
+        if where.refusal:
+            found.warnings.append(f"{e.path}: {where.refusal}")
+            out.append(replace(c, entry=replace(
+                e, refused="This submission could not be matched to a participant of the assignment: "
+                           + where.refusal + ".", note=_joined(e.note, where.refusal))))
+            continue
+        for person in where.members:
+            member = replace(e, student=_student_id(person.number), name=person.name or e.name, email=person.email,
+                             lms_user_id=person.number, identity=f"moodle:{person.number}", id_source=person.number,
+                             group=f"moodle-team:{where.group}" if where.group else "")
+            if where.group:
+                others = [code(o.name or f"participant {o.number}") for o in where.members if o is not person]
+                member = _with_note(member, f"group submission (Moodle group {code(where.group)}) "
+                                            + ("with " + ", ".join(others) + ": every member is graded on the "
+                                               "same file" if others else "of one member"))
+            out.append(replace(c, entry=member))
+    if unchecked:
+        found.warnings.append(
+            "a Moodle download was read without its grading worksheet: each folder's number was taken as the "
+            "participant number, unchecked. In a team assignment whose students are all in groups the numbers "
+            "are group ids and read the same; pass --moodle-worksheet (Download grading worksheet) to check "
+            "every folder and to grade each group's members.")
+    return out
 
 
 # --------------------------------------------------------------------------- one file per student
@@ -497,13 +545,15 @@ def _same_file_noted(entries: list[Entry], found: Discovery) -> list[Entry]:
             if id(e) in shared else e for e in entries]
 
 
-def discover(paths: Iterable[str | Path]) -> Discovery:
+def discover(paths: Iterable[str | Path],
+             participants: moodle_participants.Participants | None = None) -> Discovery:
     """Submissions under ``paths`` (files, folders, LMS downloads), one per student, each id its own.
 
     Links inside a folder are never followed: a student's submission found as a link
     is an entry refused with the reason, and every link is listed in ``skipped``. An
     LMS's download zip, or a class inside a class folder, raises ``GradingInputError``
-    before anything is graded.
+    before anything is graded. With ``participants`` (Moodle's grading worksheet), every
+    Moodle folder is placed by it (:func:`_placed`), team downloads included.
     """
     found = Discovery()
     candidates: list[_Candidate] = []
@@ -520,7 +570,8 @@ def discover(paths: Iterable[str | Path]) -> Discovery:
         if (folder / METADATA_FILE).is_file():
             candidates += _from_gradescope_export(folder, found)
         else:
-            candidates += _from_folder(folder, found, export_named)
+            candidates += _from_folder(folder, found, export_named,
+                                       teams_listed=participants is not None and participants.teams)
     if not candidates:
         raise GradingInputError("no submissions found: give .ipynb, .py or .zip files, folders of them "
                                 "(one file or one subfolder per student), a Canvas or Moodle download, "
@@ -531,5 +582,6 @@ def discover(paths: Iterable[str | Path]) -> Discovery:
             f"{len(export_named)} file(s) still have the export cell's name ({shown}): whose they are cannot "
             "be known, so each is graded under that name without the timestamp. Rename each to the "
             "student's id, put it in a folder named after the student, or grade your LMS's download.")
+    candidates = _placed(candidates, participants, found)
     found.entries = _latest_per_student(candidates, found)
     return found

@@ -30,20 +30,22 @@ FLAT = re.compile(r"^(?P<name>[^_/]*?)_(?P<participant>\d+)_assignsubmission_(?P
 #: ``defaultteam`` string, "Default group" in English, and no ``'_' . $submissiongroup->id``): a
 #: Moodle name with no number before ``_assignsubmission_``.
 NUMBERLESS = re.compile(r"^(?P<name>[^_/]*?)(?<!\d)_assignsubmission_(?P<plugin>[a-z]+)(_.*)?$")
+NUMBERLESS_FOLDER = re.compile(r"^(?P<name>[^_/]*?)(?<!\d)_assignsubmission_(?P<plugin>[a-z]+)_?$")
+NUMBERLESS_FLAT = re.compile(r"^(?P<name>[^_/]*?)(?<!\d)_assignsubmission_(?P<plugin>[a-z]+)_(?P<file>.+)$")
 
 
 @dataclass(frozen=True)
 class MoodleName:
     """What a Moodle download's folder or flat file name says."""
 
-    name: str            # the full name ("Participant" under blind marking)
-    participant: str     # the participant number
+    name: str            # the full name ("Participant" under blind marking), or a team's name
+    participant: str     # the participant number (a team's group id; "" for a team download's no-group folder)
     plugin: str          # "file", "onlinetext", ...
     file: str = ""       # the file's own name (flat downloads only)
 
     @property
     def who(self) -> str:
-        return f"moodle:{self.participant}"
+        return f"moodle:{self.participant}" if self.participant else f"moodle-team:{self.name}"
 
     @property
     def kind(self) -> str:
@@ -52,13 +54,19 @@ class MoodleName:
 
 
 def folder(name: str) -> MoodleName | None:
-    m = FOLDER.match(name)
-    return MoodleName(m["name"], m["participant"], m["plugin"]) if m else None
+    """A Moodle folder's name read, or ``None``; a team download's numberless folder has no participant."""
+    if m := FOLDER.match(name):
+        return MoodleName(m["name"], m["participant"], m["plugin"])
+    m = NUMBERLESS_FOLDER.match(name)
+    return MoodleName(m["name"], "", m["plugin"]) if m else None
 
 
 def flat(name: str) -> MoodleName | None:
-    m = FLAT.match(name)
-    return MoodleName(m["name"], m["participant"], m["plugin"], m["file"]) if m else None
+    """A Moodle flat file's name read, or ``None`` (numberless as for :func:`folder`)."""
+    if m := FLAT.match(name):
+        return MoodleName(m["name"], m["participant"], m["plugin"], m["file"])
+    m = NUMBERLESS_FLAT.match(name)
+    return MoodleName(m["name"], "", m["plugin"], m["file"]) if m else None
 
 
 def team_download_sign(name: str) -> bool:
