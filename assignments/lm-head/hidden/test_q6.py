@@ -100,6 +100,21 @@ def test_numerical_gradient_on_a_strided_view(student, rng):
 
 @pytest.mark.contract()
 @pytest.mark.points(1)
+def test_numerical_gradient_is_zero_where_f_does_not_depend_on_x(student, rng):
+    """Entries ``f`` ignores (a zero weight, like a masked position) give f(x + eps) == f(x - eps)
+    exactly: their gradient is 0, and the loop must still move on to the next entry."""
+    weights = rng.standard_normal((3, 4))
+    weights[rng.random((3, 4)) < 0.4] = 0.0
+    weights[tuple(rng.integers(0, (3, 4)))] = 0.0
+    f = Named("weighted_softplus", weights=weights)
+    x = rng.standard_normal((3, 4))
+    out = call(student, "numerical_gradient", f, x)
+    expect(check_array("grad", out, ref.numerical_gradient(f, x.copy()), rtol=1e-5, atol=1e-8),
+           function="numerical_gradient", make_args=lambda: (f, x.copy()), output=out)
+
+
+@pytest.mark.contract()
+@pytest.mark.points(1)
 def test_x_holds_exactly_its_original_values_after_large_steps(student, rng):
     """Entries from 1e-7 to 1e3 and a step of 1e-2: adding the step and subtracting it again does not
     give every entry back bit for bit, so only a saved value restores them all."""
