@@ -231,3 +231,53 @@ def test_a_forged_record_costs_the_grader_neither_memory_nor_time(graders, helpe
     assert outcome.items                                          # graded to the end
     assert _peak_rss_bytes() - before < 512 * 2**20               # the reference ran in a bounded child
     assert time.monotonic() - started < 120
+
+
+_SOFTMAX_IN_PLACE = '''
+def softmax(x, axis=-1):
+    x -= x.max(axis=axis, keepdims=True)
+    np.exp(x, out=x)
+    x /= x.sum(axis=axis, keepdims=True)
+    return x
+'''
+_LOSS_RIGHT_VIA_SOFTMAX = '''
+def cross_entropy_loss(logits, targets):
+    B, T, V = logits.shape
+    p = softmax(logits.astype(np.float64, copy=False), axis=-1).reshape(B * T, V)
+    rows, t = np.arange(B * T), targets.reshape(-1)
+    loss = float(-np.log(p[rows, t]).mean())
+    d = p.copy()
+    d[rows, t] -= 1.0
+    return loss, (d / (B * T)).reshape(B, T, V)
+'''
+_LOSS_IN_PLACE_VIA_RIGHT_SOFTMAX = '''
+def cross_entropy_loss(logits, targets):
+    B, T, V = logits.shape
+    logits -= logits.max(axis=-1, keepdims=True)
+    p = softmax(logits, axis=-1).reshape(B * T, V)
+    rows, t = np.arange(B * T), targets.reshape(-1)
+    loss = float(-np.log(p[rows, t]).mean())
+    d = p.copy()
+    d[rows, t] -= 1.0
+    return loss, (d / (B * T)).reshape(B, T, V)
+'''
+
+
+def test_an_input_changed_in_place_by_a_helper_is_laid_on_the_helper(graders):
+    """A right loss whose own softmax does ``x -= ...`` on the loss's float64 logits: the change is the
+    softmax's, shown by calling the softmax again on a copy of what it was given."""
+    outcome = _graded(graders, "lm-head", _SOFTMAX_IN_PLACE + _LOSS_RIGHT_VIA_SOFTMAX)
+    failed = [item for item in outcome.items if item.question == "q4" and not item.passed]
+    laid = [item for item in failed if "the change is made inside your `softmax`" in item.message]
+    assert laid, "\n\n".join(item.message for item in failed)
+    for item in failed:
+        assert "did not put it back as it was" not in item.message, item.message
+    assert all(not item.mistakes for item in laid), [item.mistakes for item in laid]
+
+
+def test_an_input_the_caller_itself_changes_stays_the_callers(graders):
+    outcome = _graded(graders, "lm-head", _SOFTMAX_RIGHT + _LOSS_IN_PLACE_VIA_RIGHT_SOFTMAX)
+    failed = [item for item in outcome.items if item.question == "q4" and not item.passed]
+    assert any("`cross_entropy_loss` changed its input `logits` in place and did not put it back" in item.message
+               for item in failed), "\n\n".join(item.message for item in failed)
+    assert not any("inside your `softmax`" in item.message for item in failed)

@@ -48,6 +48,9 @@ class SandboxStudent:
             judge needs no copies of its own (see ``judge.call``).
             """
             result = self._session.call(name, *args)
+            # What this call of the function handed the submission's other functions: where an input
+            # was changed in place, the judge calls each of them again to see whose change it is.
+            call.last_helper_calls = result.helper_calls
             if result.helper_calls:
                 note_helper_calls(name, result.helper_calls)
             if not result.ok:
