@@ -23,6 +23,7 @@ import os
 import pickle
 import secrets
 import shutil
+import struct
 import sys
 import zipfile
 from dataclasses import dataclass
@@ -1846,6 +1847,72 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("forged_truncation_small", "print the grader's own truncation notice with small numbers, to have the "
            "grader repeat them as its own sentence", _at_import(FORGED_NOTICE_SMALL),
            (r"What your notebook printed",), hides=(r"Output truncated",), paths=("grader-grade", "otter-run")),
+)
+
+
+# ----------------------------------------------------------------- files aimed at the grader's readers
+# A student's file in the class folder is read by the grader itself (discovery, intake) before any
+# sandbox: these zips cost the grader's zip reader seconds to minutes of CPU, or gigabytes, when its
+# directory check located the directory otherwise than ``zipfile`` does (red team, round 7).
+
+
+def _directory_entry(name: bytes, extra: int) -> bytes:
+    return struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 20, 20, 0, 0, 0, 0, 0, 0, 0, len(name), extra,
+                       0, 0, 0, 0, 0) + name + b"\x00" * extra
+
+
+def _end_record(entries: int, size: int, offset: int) -> bytes:
+    return struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, entries, entries, size, offset, 0)
+
+
+def shifted_directory_zip(path: Path, entries: int) -> Path:
+    """Bytes before the directory, and an end record saying it starts at 0: ``zipfile`` shifts the
+    offset by what precedes the archive, a check that reads the offset as written finds no entry."""
+    directory = b"".join(_directory_entry(f"f{i}".encode(), 65_000) for i in range(entries))
+    path.write_bytes(b"JUNK" + directory + _end_record(1, len(directory), 0))
+    return path
+
+
+def zip64_hidden_directory_zip(path: Path, entries: int) -> Path:
+    """An ordinary end record pointing at a one-entry directory, and the ZIP64 records ``zipfile``
+    follows pointing at the heavy one."""
+    decoy = _directory_entry(b"a", 0)
+    heavy = b"".join(_directory_entry(f"f{i}".encode(), 65_000) for i in range(entries))
+    at = len(decoy) + len(heavy)
+    path.write_bytes(decoy + heavy
+                     + struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, entries, entries, len(heavy),
+                                   len(decoy))
+                     + struct.pack("<4sLQL", b"PK\x06\x07", 0, at, 1) + _end_record(1, len(decoy), 0))
+    return path
+
+
+def many_entries_zip(path: Path, entries: int) -> Path:
+    directory = b"".join(_directory_entry(f"{i}".encode(), 0) for i in range(entries))
+    path.write_bytes(directory + _end_record(min(entries, 0xFFFF), len(directory), 0))
+    return path
+
+
+
+@dataclass(frozen=True)
+class ClassFileAttack:
+    """A file handed in beside an honest classmate, aimed at the grader's own readers."""
+
+    name: str
+    summary: str
+    write: Callable[[Path], Path]
+    says: str                       # what the attacker's rejected row must say
+    paths: tuple[str, ...] = ("grader-grade", "grader-grade-user")
+
+
+CLASS_FILE_ATTACKS = (
+    ClassFileAttack("zip_shifted_directory", "an end record whose offset ignores 4 bytes before the archive, "
+                    "hiding 64 KiB extra fields from a check that reads the offset as written",
+                    lambda p: shifted_directory_zip(p, 60), "bytes of extra data"),
+    ClassFileAttack("zip64_hidden_directory", "an ordinary end record pointing at a decoy, the ZIP64 records "
+                    "zipfile follows pointing at 64 KiB extra fields", lambda p: zip64_hidden_directory_zip(p, 60),
+                    "bytes of extra data"),
+    ClassFileAttack("zip_many_entries", "350,000 empty entries under the size limit: the directory alone costs the grader a gigabyte",
+                    lambda p: many_entries_zip(p, 350_000), "list of files is"),
 )
 
 BY_NAME = {a.name: a for a in ATTACKS}

@@ -42,7 +42,8 @@ from autograder.runtime.grading.discover import _student_id
 from autograder.runtime.grading.gradebook import FORMULA_STARTS
 from autograder.runtime.grading.outcome import STATUSES, student_folder
 from autograder.runtime.sandbox import Limits
-from tests.adversarial import (ATTACKS, BY_NAME, NOTEBOOK, PATHS, SESSION, AttackContext, attacked, invalidate_keys,
+from tests.adversarial import (ATTACKS, BY_NAME, CLASS_FILE_ATTACKS, NOTEBOOK, PATHS, SESSION, AttackContext,
+                               attacked, invalidate_keys,
                                keys_named, marker, otter_executable, subprocess_env, without_plugin, write_zip,
                                zip_members)
 from tests.grading_paths import GradescopeLike, machine_tmp, user_level_grade
@@ -649,3 +650,40 @@ def test_names_and_files_cannot_plant_formulas_or_take_anothers_grade(lab, tmp_p
     for name in ("gradebook.csv", "gradebook_canvas.csv", "gradebook_moodle.csv"):
         bad = formula_cells((out / name).read_text(encoding="utf-8"))
         assert bad == [], f"{name} holds formulas: {bad}"
+
+
+#: Grader CPU seconds a class of one blank notebook and one attacking file may cost, sandboxes
+#: included (about 2 s here): the attacks cost 10 to 30 s, or gigabytes, before they were refused.
+CLASS_FILE_CPU = 8.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("attack,path", [(a, p) for a in CLASS_FILE_ATTACKS for p in a.paths],
+                         ids=[f"{a.name}-{p}" for a in CLASS_FILE_ATTACKS for p in a.paths])
+def test_a_file_aimed_at_the_graders_own_readers_costs_it_nothing(lab, attack, path):
+    """A file in the class folder is read by the grader itself before any sandbox: it is refused as
+    that student's row, cheaply, and the classmate beside it is graded."""
+    folder = lab.root / f"class-{attack.name}-{path}"
+    submissions = folder / "class"
+    submissions.mkdir(parents=True)
+    nbformat.write(lab.stub, submissions / "bob.ipynb")
+    attack.write(submissions / "mallory.zip")
+    out = folder / "out"
+    cmd = [sys.executable, "-m", "autograder.cli", "grade", str(submissions), "-a", str(lab.zip), "-o", str(out),
+           "--timeout", f"{GRADE_TIMEOUT:g}"]
+    if path == "grader-grade-user":
+        cmd = user_level_grade(cmd + ["--isolation", "user"], folder, lab.root, lab.tmp)
+    before = os.times()
+    seconds, code, log = _run(cmd, folder)
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    print(f"\nCLASS FILE {attack.name} | {path} | {seconds:.1f} s | grader CPU {cpu:.1f} s")
+    with open(out / "gradebook.csv", newline="", encoding="utf-8") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert code == 0, log
+    assert rows["bob"]["status"] == "graded", rows
+    assert rows["mallory"]["status"] == "rejected", rows["mallory"]
+    results = json.loads((student_folder(out, "mallory") / "results.json").read_text(encoding="utf-8"))
+    assert attack.says in results["output"], results["output"]
+    assert cpu < CLASS_FILE_CPU, f"{attack.name} cost the grader {cpu:.1f} s of CPU through {path}"
+

@@ -11,6 +11,7 @@ import pytest
 
 from autograder.runtime.grading.extract import extract_program
 from autograder.runtime.grading.intake import IntakeLimits, Rejected, read_submission
+from tests.adversarial import many_entries_zip, shifted_directory_zip, zip64_hidden_directory_zip
 
 NAME = "lm-head"
 
@@ -271,7 +272,7 @@ def _extra_field_zip(path: Path, entries: int, extra: int) -> Path:
 def test_a_zip_whose_directory_would_cost_the_grader_time_is_refused_before_zipfile_reads_it(tmp_path):
     import time
     from autograder.runtime.grading.layouts.downloads import class_in_zip
-    slow = _extra_field_zip(tmp_path / "mallory.zip", 150, 60_000)
+    slow = _extra_field_zip(tmp_path / "mallory.zip", 60, 60_000)
     started = time.monotonic()
     with pytest.raises(Rejected, match="bytes of extra data"):
         read_submission(slow, NAME)
@@ -279,3 +280,23 @@ def test_a_zip_whose_directory_would_cost_the_grader_time_is_refused_before_zipf
     assert time.monotonic() - started < 2
     ordinary = _zip(tmp_path / "s.zip", {f"{NAME}.ipynb": nbformat.writes(_notebook("x = 1"))})
     assert read_submission(ordinary, NAME).kind == "ipynb"
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda p: shifted_directory_zip(p, 40), "bytes of extra data"),
+    (lambda p: zip64_hidden_directory_zip(p, 40), "bytes of extra data"),
+    (lambda p: many_entries_zip(p, 120_000), "list of files is"),
+], ids=["shifted-directory", "zip64-hidden-directory", "many-entries"])
+def test_the_directory_checked_is_the_one_zipfile_reads(tmp_path, monkeypatch, make, says):
+    """A check that locates the directory otherwise than ``zipfile`` does lets the heavy directory
+    through (the red team's zips: 12 to 34 s of grader CPU, or 1.5 GiB, for one student's file).
+    Neither discovery nor intake may hand such a file to ``zipfile`` at all."""
+    from autograder.runtime.grading.layouts import downloads
+    path = make(tmp_path / "mallory.zip")
+
+    def no_zipfile(*args, **kwargs):
+        raise AssertionError("zipfile opened a zip the directory check should have refused")
+    monkeypatch.setattr(zipfile, "ZipFile", no_zipfile)
+    assert downloads.class_in_zip(path) == ""
+    with pytest.raises(Rejected, match=says):
+        read_submission(path, NAME)

@@ -105,3 +105,21 @@ def test_a_cell_past_the_parse_limit_is_left_out_and_said(tmp_path):
     assert time.monotonic() - started < 60
     assert [(p.a, p.b) for p in result.flagged] == [("a", "b")]
     assert any(s == "mallory" and "longer than 256 KiB not compared" in why for s, why in result.not_compared)
+
+
+def test_two_students_sharing_a_long_repetitive_cell_cannot_stall_the_page(tmp_path):
+    """Aligning a cell's tokens with its normalised ones is quadratic in the worst case (one token
+    repeated thousands of times): two such copies kept ``grader similarity`` busy for twenty
+    minutes a side. Past the alignment's bound the pair is still flagged and shown, without marks."""
+    import time
+    from autograder.similarity.highlight import MAX_ALIGNED_TOKENS
+    cell = "def pad(q):\n    return " + " + ".join(["q"] * (MAX_ALIGNED_TOKENS * 2)) + "\n"
+    codes = {"a": ["import math\n", LONG, cell], "b": ["import math\n", LONG, cell],
+             **{f"s{i}": [f"def g(a):\n    return a * {i}\n"] for i in range(8)}}
+    result = similarity_section(_graded_folder(tmp_path, codes))
+    assert [(p.a, p.b) for p in result.flagged] == [("a", "b")]
+    started = time.monotonic()
+    view = section_html(result)
+    assert time.monotonic() - started < 10
+    assert f"more than {MAX_ALIGNED_TOKENS} tokens, shown without marks" in view
+    assert _marks(view)                                  # the ordinary cells are still marked

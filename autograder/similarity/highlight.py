@@ -22,17 +22,25 @@ from autograder.similarity.normalize import RENAMED, Token, _literal, _raw_token
 _SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
             tokenize.ENCODING, tokenize.ENDMARKER}
 _STRUCTURE = {"NEWLINE", "INDENT", "DEDENT"}
+#: The alignment compares every original token with every normalised one in the worst case (a
+#: cell repeating one token thousands of times); past this many of each, a cell is shown unmarked.
+MAX_ALIGNED_TOKENS = 4000
 
 
-def marked_ranges(source: str, tokens: list[Token], matched: list[bool]) -> list[tuple[int, int]]:
+def marked_ranges(source: str, tokens: list[Token], matched: list[bool]) -> list[tuple[int, int]] | None:
     """Character ranges ``[start, end)`` of ``source`` to mark: the original tokens aligned with the
     normalised ``tokens`` (this cell's, in order) whose ``matched`` flag is set; neighbours on one
-    line separated only by spaces are joined."""
+    line separated only by spaces are joined. ``None`` for a cell too long to align (see
+    ``MAX_ALIGNED_TOKENS``): its pair is still scored and listed, only not marked."""
     pairs = [(t.text, m) for t, m in zip(tokens, matched) if t.text not in _STRUCTURE]
     if not any(m for _, m in pairs):
         return []
+    if len(pairs) > MAX_ALIGNED_TOKENS:
+        return None
     texts = {text for text, _ in pairs}
     raw = [t for t in _raw_tokens(source) if t.type not in _SKIPPED]
+    if len(raw) > MAX_ALIGNED_TOKENS:
+        return None
     keys = []
     for t in raw:
         if t.type == tokenize.NAME:

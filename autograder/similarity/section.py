@@ -30,7 +30,7 @@ from autograder.runtime.errors import SubmissionError
 from autograder.similarity.base import base_from_file, starter_cells
 from autograder.similarity.compare import (Document, Group, LineSpan, Pair, Settings, base_hashes, compare_class, document,
                                            own_tokens, starter_lines)
-from autograder.similarity.highlight import marked_html, marked_ranges
+from autograder.similarity.highlight import MAX_ALIGNED_TOKENS, marked_html, marked_ranges
 
 CSV_NAME = "similarity.csv"
 GROUPS_CSV_NAME = "similarity-groups.csv"
@@ -252,7 +252,12 @@ def _code_html(doc: Document, marked: frozenset[int] | set[int]) -> str:
     for number in sorted({doc.tokens[i].cell for i in marked}):
         indices = [i for i, t in enumerate(doc.tokens) if t.cell == number]
         ranges = marked_ranges(doc.cells[number], [doc.tokens[i] for i in indices], [i in marked for i in indices])
-        parts.append(f'<div class="sim-note">cell {number + 1}</div><pre>{marked_html(doc.cells[number], ranges)}</pre>')
+        if ranges is None:
+            parts.append(f'<div class="sim-note">cell {number + 1}: more than {MAX_ALIGNED_TOKENS} tokens, shown '
+                         f'without marks</div><pre>{marked_html(doc.cells[number], [])}</pre>')
+        else:
+            parts.append(f'<div class="sim-note">cell {number + 1}</div>'
+                         f'<pre>{marked_html(doc.cells[number], ranges)}</pre>')
     return "".join(parts)
 
 
