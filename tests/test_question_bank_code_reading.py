@@ -11,6 +11,7 @@ from question_bank.answers import answer_key, judge
 from question_bank.code_reading import LISTINGS, catalogue_entries, reproducing_entries
 from question_bank.exam import build_exam_bundle, parse_exam_spec
 from question_bank.exporters import get_exporter
+from question_bank.families.find_the_bug import MISCONCEPTION_OF
 from question_bank.exporters._markup import mathml, to_html, to_text
 from question_bank.generate import build_bundle, generate_variant
 from question_bank.practice import run_quiz
@@ -39,6 +40,16 @@ def test_choices_and_feedback_are_the_catalogue_text():
         assert choice["text"] == entry.title
         assert entry.explanation in choice["feedback"]
     assert variant["answer"]["display"] == entries[variant["parameters"]["mistake"]].title
+
+
+def test_no_distractor_shares_the_keys_misconception():
+    """"`axis` argument ignored" and "Softmax over the wrong axis" both describe a hard-wired axis=-1."""
+    for seed in range(60):
+        variant = generate_variant(FAMILY, seed)
+        key = next(c for c in variant["choices"] if c["correct"])
+        own = MISCONCEPTION_OF[key["value"]]
+        assert all(c["misconception"]["id"] != own for c in variant["choices"] if not c["correct"]), variant["id"]
+        assert all(m["misconception"]["id"] != own for m in variant["mistakes"]), variant["id"]
 
 
 def test_a_listing_with_a_second_mistake_is_told_apart():

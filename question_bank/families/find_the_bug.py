@@ -99,7 +99,10 @@ class FindTheBug(Family):
         catalogue = catalogue_entries(function)
         title = catalogue[slug].title
         parameters = {"function": function, "mistake": slug}
-        wrong = wrong_options(MISTAKES, [f"{function}/{s}" for s in slugs if s != slug], parameters,
+        # A mistake of the key's own misconception ("`axis` argument ignored" beside "Softmax over the
+        # wrong axis") would describe the listing too, so it is never offered beside the key.
+        others = [s for s in slugs if MISCONCEPTION_OF[s] != MISCONCEPTION_OF[slug]]
+        wrong = wrong_options(MISTAKES, [f"{function}/{s}" for s in others], parameters,
                               lambda s: catalogue[s].title)
         options = numeric_options(rng, slug, title, wrong, f"Correct: {catalogue[slug].explanation}")
         stem = (f"{listing.contract} A student wrote:\n\n{_code_block(source)}\n\n"
