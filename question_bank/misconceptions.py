@@ -91,6 +91,25 @@ _ENTRIES = (
                   "The gradient uses the softmax probabilities, not the raw logits."),
     Misconception("probability-not-loss", "Probability where the loss is asked",
                   "The loss is a negative log-probability, not the probability itself."),
+    # --- code: the NumPy slips of the assignments' mistake catalogues ---
+    Misconception("softmax-no-max-shift", "Softmax without the max shift",
+                  "exp overflows to inf for logits above about 709 (float64), and inf/inf is nan; "
+                  "subtracting each row's maximum leaves the probabilities unchanged and keeps exponents <= 0."),
+    Misconception("softmax-global-max", "One maximum for the whole array",
+                  "The shift must be each distribution's own maximum; one maximum for all rows underflows "
+                  "rows that sit far below it."),
+    Misconception("softmax-min-shift", "Minimum subtracted instead of the maximum",
+                  "Shifting by the minimum leaves exponents as large as the row's spread, which can overflow."),
+    Misconception("softmax-wrong-axis", "Softmax over the wrong axis",
+                  "Each distribution is normalized along its own axis (the vocabulary, for logits); "
+                  "another axis mixes positions or batch entries."),
+    Misconception("softmax-whole-array", "Normalized over the whole array",
+                  "Without an axis the whole array sums to 1 instead of each distribution."),
+    Misconception("mean-over-batch-only", "Averaged over the batch size only",
+                  "Every one of the B*T positions has a target, so the mean divides by N = B*T, not B."),
+    Misconception("target-column-indexing", "Target picked with [:, targets]",
+                  "probs[:, targets] is an N x N block; pairing each row with its own target needs a row "
+                  "index as well: probs[arange(N), targets]."),
     # --- shapes ---------------------------------------------------------
     Misconception("weight-transposed", "Weight matrix transposed",
                   "W_head maps width C to vocabulary V, so it is (C, V); its gradient has the same shape."),

@@ -1,8 +1,9 @@
 """The Markdown that variants are written in, turned into HTML or plain text.
 
 Stems, choices, feedback and solutions use a small Markdown subset:
-paragraphs, pipe tables, ``**bold**``, ``*italic*``, code spans, inline
-``$...$`` and display ``$$...$$`` LaTeX. Supporting exactly that subset here
+paragraphs, pipe tables, fenced code blocks (three backticks on a line of
+their own, for code-reading items), ``**bold**``, ``*italic*``, code spans,
+inline ``$...$`` and display ``$$...$$`` LaTeX. Supporting exactly that subset here
 keeps every exporter's output predictable (a general Markdown library would
 also interpret ``_`` in ``W_head`` or ``$`` inside code spans).
 
@@ -31,6 +32,10 @@ MathRenderer = Callable[[str, bool], str]
 _INLINE_TOKEN = re.compile(r"(`+)(.+?)\1|\$\$(.+?)\$\$|\$(.+?)\$", re.S)
 _PLACEHOLDER = "\x00{}\x00"
 _PLACEHOLDER_RE = re.compile("\x00(\\d+)\x00")
+# A fenced code block: its lines are kept verbatim (indentation, `$`, `*` and `_` included).
+_FENCE = re.compile(r"^```[\w-]*[ \t]*\n(.*?)\n```[ \t]*$", re.S | re.M)
+_FENCE_PLACEHOLDER = "\x00fence{}\x00"
+_FENCE_PLACEHOLDER_RE = re.compile("^\x00fence(\\d+)\x00$")
 _TEXT_COMMAND = re.compile(r"\\(text|texttt|textbf|textit|mathrm|operatorname)\s*\{([^{}]*)\}")
 
 
@@ -82,15 +87,35 @@ def inline(text: str, math: MathRenderer) -> str:
     return _PLACEHOLDER_RE.sub(lambda m: protected[int(m.group(1))], text)
 
 
+def split_fences(markdown: str) -> tuple[str, list[str]]:
+    """``markdown`` with each fenced code block replaced by a placeholder paragraph, and the blocks' code.
+
+    The code is taken out before paragraphs are split and lines stripped, so its
+    indentation and blank lines survive.
+    """
+    codes: list[str] = []
+
+    def take(match: re.Match[str]) -> str:
+        codes.append(match.group(1))
+        return "\n\n" + _FENCE_PLACEHOLDER.format(len(codes) - 1) + "\n\n"
+
+    return _FENCE.sub(take, markdown), codes
+
+
 def to_html(markdown: str, math: MathRenderer) -> str:
-    """Markdown (paragraphs, tables, display math) -> HTML blocks, one per line."""
+    """Markdown (paragraphs, tables, display math, fenced code) -> HTML blocks, one per line."""
     blocks = []
+    markdown, codes = split_fences(markdown)
     for block in re.split(r"\n\s*\n", markdown.strip()):
         lines = [line.strip() for line in block.strip().splitlines()]
         if not lines or not lines[0]:
             continue
         joined = " ".join(lines)
-        if all(line.startswith("|") for line in lines) and len(lines) >= 2:
+        fence = _FENCE_PLACEHOLDER_RE.match(joined)
+        if fence:
+            code = html.escape(codes[int(fence.group(1))], quote=False)
+            blocks.append(f'<pre class="code"><code>{code}</code></pre>')
+        elif all(line.startswith("|") for line in lines) and len(lines) >= 2:
             blocks.append(_table(lines, math))
         elif joined.startswith("$$") and joined.endswith("$$") and joined.count("$$") == 2:
             blocks.append(f'<div class="display-math">{math(joined[2:-2].strip(), True)}</div>')
@@ -152,7 +177,19 @@ def tex_to_text(tex: str) -> str:
 
 
 def to_text(markdown: str) -> str:
-    """Markdown -> plain text for a terminal: math as readable text, code and emphasis unmarked."""
+    """Markdown -> plain text for a terminal: math as readable text, code and emphasis unmarked.
+
+    A fenced code block keeps its lines, indented by four spaces.
+    """
+    markdown, codes = split_fences(markdown)
+    if codes:
+        parts = []
+        for part in re.split(r"\n\n(\x00fence\d+\x00)\n\n", markdown):
+            fence = _FENCE_PLACEHOLDER_RE.match(part)
+            parts.append("\n".join("    " + line for line in codes[int(fence.group(1))].splitlines())
+                         if fence else to_text(part))
+        return "\n\n".join(p for p in parts if p)
+
     def replace(match: re.Match[str]) -> str:
         code, display_tex, inline_tex = match.group(2), match.group(3), match.group(4)
         if code is not None:

@@ -17,6 +17,8 @@ body { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #
 h1 { font-size: 1.6rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
 code { font: 0.92em ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace;
        background: #f2f2f4; padding: 0 0.2em; border-radius: 3px; }
+pre.code { background: #f2f2f4; padding: 0.5rem 0.8rem; border-radius: 3px; overflow-x: auto; }
+pre.code code { padding: 0; background: none; }
 table { border-collapse: collapse; margin: 0.8rem 0; }
 th, td { border: 1px solid #c9c9cf; padding: 0.2rem 0.6rem; text-align: left; }
 th { background: #f2f2f4; }
