@@ -135,3 +135,35 @@ def test_names_compare_as_moodle_wrote_them_into_the_folder():
     assert moodle_participants.same_name("Seán OBrien-Smith") == moodle_participants.same_name("Seán O'Brien-Smith")
     assert moodle_participants.same_name("Mai Nguyen Tran") == moodle_participants.same_name("Mai Nguyen_Tran")
     assert moodle_participants.same_name("Ada Lovelace") != moodle_participants.same_name("Team Rocket")
+
+
+def test_groups_whose_names_read_alike_in_a_folder_are_refused_not_merged(tmp_path):
+    """"Team A" and "Team_A" (or a group named "default_group" beside Moodle's "Default group") give one
+    folder name: neither group's file may be graded for the other's members."""
+    r = F.roster()
+    rows = [F.WorksheetRow(r["lovelace"], group="Team A"), F.WorksheetRow(r["turing"], group="Team_A"),
+            F.WorksheetRow(r["hopper"], group="Default group"), F.WorksheetRow(r["knuth"], group="default_group")]
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_bytes(F.moodle_grading_worksheet(rows, 20.0, team=True))
+    files = F.moodle_download([F.MoodleSubmission(files={"lm-head.ipynb": NB}, group=("Team A", 5)),
+                               F.MoodleSubmission(files={"lm-head.ipynb": NB}, group=("Team_A", 6)),
+                               F.MoodleSubmission(files={"lm-head.ipynb": NB}, group=("Default group", None))])
+    found = discover([_tree(tmp_path / "moodle", files)], moodle_participants.read(sheet))
+    assert found.entries and all(e.refused for e in found.entries), [(e.student, e.refused) for e in found.entries]
+    assert not any(e.lms_user_id for e in found.entries)            # no participant's row in Moodle's file
+
+
+def test_a_group_folder_refused_is_no_participants_row_in_moodles_worksheet(tmp_path):
+    """A group named like a member's own 3.x folder makes that folder ambiguous: refused, and never
+    written to Moodle's worksheet as that member's 0."""
+    r = F.roster()
+    rows = [F.WorksheetRow(r["lovelace"], group="Team A"), F.WorksheetRow(r["turing"], group="Team A"),
+            F.WorksheetRow(r["hopper"], group="Team A-Alan Turing")]
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_bytes(F.moodle_grading_worksheet(rows, 20.0, team=True))
+    files = F.moodle_download([F.MoodleSubmission(files={"lm-head.ipynb": NB}, group=("Team A", 9),
+                                                  members=[r["lovelace"], r["turing"]])], version="3")
+    entries = {e.path.parent.name: e for e in discover([_tree(tmp_path / "moodle", files)],
+                                                        moodle_participants.read(sheet)).entries}
+    turing = next(e for name, e in entries.items() if "Alan Turing" in name)
+    assert turing.refused and turing.lms_user_id == "" and not turing.identity.startswith("moodle:")

@@ -355,6 +355,14 @@ def _placed(candidates: list[_Candidate], participants: moodle_participants.Part
     (graded on the team's file), or refused with the reason. Without a worksheet a team
     download's numberless folder can only be a file given by name: refused, as its folder is."""
     out, unchecked = [], False
+    placements = {id(c): moodle_participants.place(participants, c.entry.name, c.entry.lms_user_id)
+                  for c in candidates if participants is not None
+                  and c.entry.identity.startswith(("moodle:", "moodle-team:"))}
+    teams: dict[str, set[str]] = {}     # a group's name as folders show it -> the numbers of its folders
+    for c in candidates:
+        where = placements.get(id(c))
+        if where is not None and where.group:
+            teams.setdefault(moodle_participants.same_name(where.group), set()).add(c.entry.lms_user_id)
     for c in candidates:
         e = c.entry
         if not e.identity.startswith(("moodle:", "moodle-team:")):
@@ -366,12 +374,20 @@ def _placed(candidates: list[_Candidate], participants: moodle_participants.Part
                 e, refused="This is a Moodle team submission, and the members of a team are listed only in the "
                            "assignment's grading worksheet: it was not graded.")))
             continue
-        where = moodle_participants.place(participants, e.name, e.lms_user_id)
+        where = placements[id(c)]
+        numbers = sorted(teams.get(moodle_participants.same_name(where.group), ())) if where.group else []
+        if not where.refusal and len(numbers) > 1:
+            where = moodle_participants.Placement(refusal=(
+                f"{len(numbers)} folders of the download name the group {where.group!r} (group ids "
+                f"{', '.join(n or 'none' for n in numbers)}), and the worksheet has no group id to tell "
+                "which is whose; grade them by hand"))
         if where.refusal:
             found.warnings.append(f"{e.path}: {where.refusal}")
+            # Refused, it is no participant's: never a row of Moodle's worksheet (a 0 there would be imported).
             out.append(replace(c, entry=replace(
                 e, refused="This submission could not be matched to a participant of the assignment: "
-                           + where.refusal + ".", note=_joined(e.note, where.refusal))))
+                           + where.refusal + ".", note=_joined(e.note, where.refusal), lms_user_id="",
+                identity=f"moodle-unplaced:{e.path}")))
             continue
         for person in where.members:
             member = replace(e, student=_student_id(person.number), name=person.name or e.name, email=person.email,

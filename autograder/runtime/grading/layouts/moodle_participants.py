@@ -162,6 +162,14 @@ def place(participants: Participants, folder_name: str, number: str) -> Placemen
                                  "is cannot be told; grade it by hand")
     if is_own:
         return Placement(members=(own,))
+    names = sorted({p.group for p in members})
+    if len(names) > 1:
+        # Moodle writes ``_`` as a space and drops some characters: "Team A" and "Team_A" (or a
+        # group named "default_group" and Moodle's "Default group") give one folder name, and the
+        # worksheet has no group id to tell whose folder it is.
+        return Placement(refusal=f"the folder names {folder_name!r}, which the groups "
+                                 + " and ".join(repr(n) for n in names) + f" of {sheet} all read as in a "
+                                 "folder name: whose it is cannot be told; grade it by hand")
     if members:
         return Placement(members=tuple(sorted(members, key=lambda p: (p.name, p.number))), group=folder_name)
     if participants.teams:
