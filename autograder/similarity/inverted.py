@@ -115,8 +115,8 @@ def distinct_weight(index: ClassIndex) -> np.ndarray:
 _WIDE = 48
 #: Widely held fingerprints multiplied at once.
 _WIDE_COLUMNS = 2048
-#: Most pair entries counted at once for the others (int64 and float64 each): about 80 MB.
-_PAIR_ENTRIES = 5_000_000
+#: Most pair entries counted at once for the others (int64 and float64 each): about 16 MB.
+_PAIR_ENTRIES = 1_000_000
 
 
 @dataclass(frozen=True, eq=False)
