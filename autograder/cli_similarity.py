@@ -30,7 +30,8 @@ def similarity(out_dir: Path, threshold: float, base_files: tuple[Path, ...], ou
     threshold, or when it shares two or more of the assignment's functions
     whole. Writes similarity.csv (every pair sharing unusual code: score,
     matched lines, functions shared), similarity-groups.csv (three or more
-    submissions sharing a long block no one else has, at any group size) and
+    submissions joined by high-scoring pairs that all hold most of one
+    solution, at any group size) and
     similarity.html (groups and flagged pairs side by side, matching tokens
     marked). A high score is a reason to look, not a verdict.
 
@@ -47,8 +48,8 @@ def similarity(out_dir: Path, threshold: float, base_files: tuple[Path, ...], ou
     click.echo(f"{result.compared} submissions compared, {len(result.flagged)} pairs flagged (at or above {threshold:g}, "
                "or sharing two or more functions)")
     for number, g in enumerate(result.groups, start=1):
-        click.echo(f"  group {number}: {len(g.members)} submissions share {g.shared_tokens} tokens no one else has"
-                   + (" (discounted as common in pair scores)" if g.discounted else ""))
+        click.echo(f"  group {number}: {len(g.members)} submissions ({', '.join(terminal(m) for m in g.members)}) "
+                   f"all hold the same {g.shared_tokens} tokens of code")
     for p in result.flagged[:20]:
         shared = f"  ({', '.join(terminal(f) for f in p.functions)})" if p.functions else ""
         click.echo(f"  {p.score:.2f}  {click.style(terminal(p.a), bold=True)}  {click.style(terminal(p.b), bold=True)}{shared}")

@@ -7,9 +7,10 @@ ranks that folder's pairs in a fresh process:
 
 * the grader: ``grader similarity`` on a folder of grading records that point at the
   files (the records are written beforehand, untimed), with its default base, the
-  assignment's starter notebook. Its similarity.csv lists only the flagged pairs and
-  the ten next below the threshold: every pair it leaves out counts as score 0 (ties
-  at 0 count half in AUC and are drawn at random in precision at k, see below).
+  assignment's starter notebook. Its similarity.csv lists every pair it scores (a pair
+  whose shared fingerprints weigh less than a fifth of the smaller side's is not
+  scored): every pair it leaves out counts as score 0 (ties at 0 count half in AUC and
+  are drawn at random in precision at k, see below).
   Groups are read from similarity-groups.csv.
 * copydetect 0.5.0 (its defaults; the starter code as boilerplate), a pair's score the
   larger of its two sides' similarities, as its report shows them.

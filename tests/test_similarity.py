@@ -90,10 +90,18 @@ LONG = ("def f(values, weights):\n    total = 0.0\n    for v, w in zip(values, w
         "    return total / scale - min(weights, default=0.0)\n")
 
 
-def test_code_much_of_the_class_wrote_is_no_evidence():
+def test_a_long_block_many_students_hold_is_evidence_and_a_one_line_idiom_is_little():
     others = {f"s{i}": f"def g{i}(a):\n    return a * {i} + {i}\n" for i in range(20)}
-    many = {f"m{i}": LONG for i in range(5)}          # 5 of 25 students: above a tenth of the class
-    assert rank_pairs(_class({**others, **many})) == []
+    second = ("def h(rows):\n    seen = {}\n    for r in rows:\n        seen[r[0]] = seen.get(r[0], 0) + len(r) * 2\n"
+              "    best = sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))\n    return best[:3], len(seen) - 1\n")
+    many = {f"m{i}": [LONG, second] for i in range(5)}   # 5 of 25 students: it was discounted above a tenth of the class
+    pairs = rank_pairs(_class_cells({**{name: [code] for name, code in others.items()}, **many}))
+    assert {(p.a, p.b) for p in pairs} == {(f"m{i}", f"m{j}") for i in range(5) for j in range(i + 1, 5)}
+    assert all(p.score >= DEFAULT_THRESHOLD for p in pairs)
+    idiom = "def norm(v):\n    return v / np.linalg.norm(v, axis=-1, keepdims=True)\n"
+    own = {f"s{i}": [idiom, LONG.replace("total", f"t{i}").replace("** 3", f"** {i + 4}").replace("min(", f"{i} * min(")]
+           for i in range(20)}                         # 20 of 20 write the idiom, each their own long function
+    assert max((p.score for p in rank_pairs(_class_cells(own))), default=0.0) < DEFAULT_THRESHOLD
     two = {"m0": LONG, "m1": LONG}
     pairs = rank_pairs(_class({**others, **two}))
     assert [(p.a, p.b) for p in pairs] == [("m0", "m1")] and pairs[0].score > 0.5

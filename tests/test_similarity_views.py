@@ -80,7 +80,11 @@ def test_the_page_holds_the_flagged_pairs_and_the_csv_every_pair(tmp_path, monke
     """Below the threshold a pair is only counted on the page; past the views kept, a flagged pair is one line."""
     fillers = {f"s{i}": [f"def g(a):\n    return np.sqrt(np.abs(a)).sum(axis=0) * {i // 2} - np.log1p(a).mean()\n"]
                for i in range(30)}
-    codes = {"a": [LONG], "b": [LONG.replace("total", "acc")], "c": [LONG.replace("scale", "sc")], **fillers}
+    # Three students share two functions: enough shared code to be flagged at the default threshold.
+    second = ("def h(rows):\n    seen = {}\n    for r in rows:\n        seen[r[0]] = seen.get(r[0], 0) + len(r) * 2\n"
+              "    best = sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))\n    return best[:3], len(seen) - 1\n")
+    codes = {"a": [LONG, second], "b": [LONG.replace("total", "acc"), second], "c": [LONG.replace("scale", "sc"), second],
+             **fillers}
     result = similarity_section(_graded_folder(tmp_path, codes))
     flagged, others = len(result.flagged), len(result.pairs) - len(result.flagged)
     assert flagged == 3 and others >= 15, (flagged, others)

@@ -1,4 +1,4 @@
-"""Rank pairs of submissions by how much unusual code they share.
+"""Rank pairs of submissions by how much unusual code they share, and find the groups sharing one solution.
 
 Each submission's code becomes normalised tokens (``normalize``) and
 winnowed fingerprints (``winnow``). A fingerprint is evidence only in
@@ -6,12 +6,16 @@ proportion to how rare it is:
 
 - fingerprints of the starter code (the "base code", as MOSS calls it) are
   no evidence at all;
-- a fingerprint found in more than ``common_fraction`` of the class (and in
-  at least ``common_minimum`` submissions) is the obvious code many students
-  converge on, and is no evidence either;
-- below that, a fingerprint shared by ``d`` of ``n`` submissions weighs
+- any other fingerprint shared by ``d`` of ``n`` submissions weighs
   ``log(n / d) / log(n / 2)`` (1 for a fingerprint only two submissions
-  have, less the more submissions have it).
+  have, less the more submissions have it), however many hold it: a
+  ``common_fraction`` below 1 makes the ones held by more than that share
+  of the class weigh nothing, which is off by default, because a solution
+  passed round a group is held by the group, whatever its share of the class.
+
+The obvious code many students write alone is held by many and weighs
+little; it is short too (a one-line idiom is a handful of k-grams), and
+a pair sharing only that stays under the evidence floor below.
 
 Every token a submission holds under a weighted fingerprint is "unusual"
 code, weighing the largest weight of a fingerprint covering it. For a pair,
@@ -32,19 +36,17 @@ prior keeps a submission whose unusual code is a handful of tokens from
 scoring high on a coincidence of one line, and the floor keeps a small
 submission (three functions attempted) from scoring high on the one short
 function it shares with many: a score near 1 needs at least
-``evidence_tokens`` of shared unusual code, whatever the share.
+``evidence_tokens`` of shared unusual code, whatever the share. A pair is
+scored at all only when the distinct fingerprints it shares weigh at least
+``least_share`` of the smaller side's; the others are left out.
 
-The rarity discount cannot see a group: a solution passed around ``k``
-students is held by ``k`` of them, and once ``k`` is more than a tenth of the
-class its fingerprints count for nothing in any pair. What tells a group from
-an idiom is not how many hold the code but how much of it they share: an
-idiom many students arrive at alone is a line or two, and the students who
-write it differ everywhere else, so no other code is held by exactly the same
-students. ``find_groups`` therefore collects, for every set of three or more
-submissions, the code held by exactly that set (starter lines left out), keeps
-its unbroken runs of at least ``block_tokens`` tokens (an idiom is shorter)
-and reports the set as a group when those runs add up to at least
-``group_tokens`` tokens, however large the set.
+A group is found from its pairs (``find_groups``): three or more submissions
+whose pairs all score at least ``group_score``, that all hold most of one
+member's own code, and that are unlikely to have written it alone (each
+function they share is weighed by how many in the class wrote it alike).
+Who holds exactly which fingerprint cannot tell a group: each function of a
+leaked solution is also written alike by a few students outside it, so the
+code held by exactly the group can be none.
 
 A pair also says which of the assignment's functions it shares: on one side,
 a function with at least ``function_tokens`` of unusual code of which at
@@ -68,7 +70,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from autograder.similarity.inverted import ClassIndex, build_index, coverage, pair_coverage, side
+from autograder.similarity.inverted import (ClassIndex, build_index, coverage, distinct_weight, pair_coverage, rarity,
+                                            shared_weight, side)
 from autograder.similarity.normalize import Token, program_tokens
 from autograder.similarity.winnow import K, W, Fingerprint, kgram_array, winnow
 
@@ -79,16 +82,19 @@ class Settings:
 
     k: int = K
     w: int = W
-    common_fraction: float = 0.1
+    common_fraction: float = 1.0
     common_minimum: int = 3
     prior_tokens: float = 30.0
+    #: Least weight of shared distinct fingerprints, as a share of the smaller side's, for a pair to be scored.
+    least_share: float = 0.2
     #: Least unusual code a side's share is taken over: about six lines.
     evidence_tokens: float = 80.0
-    #: Shortest unbroken run of code held by exactly one set of submissions that counts towards a group:
-    #: about six lines, longer than a short function written the obvious way (its signature excepted).
-    block_tokens: int = 80
-    #: Least code, in such runs, a set of three or more submissions must share to be reported as a group.
+    #: Least score of the pairs that join submissions into a group...
+    group_score: float = 0.6
+    #: ...and least code every member holds: about eight lines...
     group_tokens: int = 120
+    #: ...and at least this share of the code of its own the member shown has (a solution, not a function or two).
+    group_share: float = 0.8
     #: A function counts as shared by a pair when it has at least this much unusual code (two lines)...
     function_tokens: float = 24.0
     #: ...and the other submission holds at least this share of it.
@@ -139,18 +145,18 @@ class Pair:
 
 @dataclass(frozen=True)
 class Group:
-    """Submissions sharing one block of code that no other submission holds.
+    """Three or more submissions joined by pairs that score at least ``group_score``.
 
-    ``tokens`` are the indices, in ``shown``'s tokens, of the code the whole
-    group shares and no one else does (``lines`` in ``shown``'s cells);
-    ``discounted`` says whether pair scores count that code as common (the
-    group is larger than the rarity limit), so that its pairs score low or
-    not at all and only this group shows it.
+    ``tokens`` are the indices, in ``shown``'s tokens, of the code every member
+    holds (``lines`` in ``shown``'s cells; starter lines left out), and
+    ``weight`` what each of its tokens weighs in a pair score: the rarity of
+    code held by as many submissions as the group has (1 for code only two
+    hold), never 0, so a group's pairs score on that code whatever its size.
     """
 
     members: tuple[str, ...]
     shared_tokens: int
-    discounted: bool
+    weight: float
     shown: str
     tokens: tuple[int, ...]
     lines: tuple[LineSpan, ...]
@@ -342,8 +348,10 @@ def shared_functions(doc: Document, matched: np.ndarray, unusual: np.ndarray,
     ``function_share`` is matched."""
     shared = (matched >= settings.function_share * unusual) & (unusual >= settings.function_tokens)
     names = [name for name, _, _ in doc.functions]
-    any_shared = shared.any(axis=1).tolist() if shared.size else [False] * len(matched)
-    return [[names[u] for u in np.flatnonzero(row).tolist()] if hit else [] for row, hit in zip(shared, any_shared)]
+    out: list[list[str]] = [[] for _ in range(len(matched))]
+    for row, unit in zip(*(u.tolist() for u in np.nonzero(shared))):
+        out[row].append(names[unit])
+    return out
 
 
 def rank_pairs(documents: list[Document], base: frozenset[int] = frozenset(),
@@ -364,6 +372,13 @@ def compare_class(documents: list[Document], base: frozenset[int] = frozenset(),
                         [len(d.tokens) for d in documents], np.fromiter(base, dtype=np.uint64, count=len(base)),
                         limit, settings.k)
     floor, prior = settings.evidence_tokens, settings.prior_tokens
+    # A pair is scored when the distinct fingerprints it shares weigh at least ``least_share`` of the smaller
+    # side's (with the prior): the same test from either side, and most pairs of a large class fail it.
+    own_weight = distinct_weight(index)
+    shared = shared_weight(index)
+    smaller = np.minimum(own_weight[:, None], own_weight[None, :])
+    scored = shared.weight >= settings.least_share * (smaller + prior)
+    np.fill_diagonal(scored, False)
     halves: dict[tuple[int, int], tuple[float, int, tuple[LineSpan, ...], list[str]]] = {}
     pairs: list[Pair] = []
     for i, doc in enumerate(documents):
@@ -371,7 +386,7 @@ def compare_class(documents: list[Document], base: frozenset[int] = frozenset(),
         own = _coverage_of(index, i)
         unusual = float(own.sum())
         own_units = np.array([own[lo:hi].sum() for lo, hi in ranges]).reshape(len(ranges))
-        mine = side(index, i, ranges)
+        mine = side(index, i, ranges, np.flatnonzero(scored[i]), shared)
         lines = _Lines(doc)
         spans = lines.spans(lines.runs(mine.covered))
         functions = shared_functions(doc, mine.units, own_units, settings)
@@ -385,8 +400,8 @@ def compare_class(documents: list[Document], base: frozenset[int] = frozenset(),
             pairs.append(Pair(documents[j].name, doc.name, round(max(first[0], half[0]), 4), first[1], first[2],
                               half[2], tuple(sorted(set(first[3]) | set(half[3])))))
     common = int(np.count_nonzero((np.diff(index.holder_start) > limit) & ~index.in_base))
-    return Comparison(tuple(sorted(pairs, key=lambda p: (-p.score, p.a, p.b))),
-                      find_groups(documents, index, settings, starter), len(documents), limit, common,
+    ranked = tuple(sorted(pairs, key=lambda p: (-p.score, p.a, p.b)))
+    return Comparison(ranked, find_groups(documents, index, ranked, settings, starter), len(documents), limit, common,
                       tuple(documents), index)
 
 
@@ -400,50 +415,115 @@ def _covered(positions: list[int], k: int, length: int) -> list[int]:
     return sorted({i for p in positions for i in range(p, min(p + k, length))})
 
 
-def find_groups(documents: list[Document], index: ClassIndex, settings: Settings = Settings(),
-                starter: frozenset[tuple[str, ...]] = frozenset()) -> tuple[Group, ...]:
-    """Sets of three or more submissions sharing at least ``group_tokens`` tokens, in runs of at least
-    ``block_tokens``, that no one else holds (starter lines ``starter`` left out).
+def find_groups(documents: list[Document], index: ClassIndex, pairs: list[Pair] | tuple[Pair, ...],
+                settings: Settings = Settings(), starter: frozenset[tuple[str, ...]] = frozenset()) -> tuple[Group, ...]:
+    """Sets of three or more submissions joined by pairs scoring at least ``group_score`` in which every
+    member holds the same ``group_tokens`` of code or more (starter lines left out, in runs of at least
+    ``k`` tokens) over two or more functions.
 
-    A set whose code is all inside a larger group's (one member rewrote a
-    function the others kept) is part of that group, not another one.
+    A group is found from its pairs, not from who holds a fingerprint: each function of a solution passed
+    round can also be written the same way by students outside the group, so the code held by exactly the
+    group may be none; what only the group holds is the whole solution, function after function, which is
+    what its pairs' scores measure, whatever the group's share of the class. Submissions joined by pairs
+    that share different code (a chain of partial copies, students who each wrote some of the obvious
+    functions alike) hold little in common: such a set is split again with a higher score, until its
+    parts hold a solution in common or are pairs.
     """
-    limit = common_limit(len(documents), settings)
-    counts = np.diff(index.holder_start)
-    eligible = (counts >= 3) & ~index.in_base
-    first_holder = index.holder_doc[np.minimum(index.holder_start[:-1], len(index.holder_doc) - 1)]
-    starts: dict[tuple[int, ...], list[int]] = defaultdict(list)     # holder set -> k-gram starts in its first member
-    members_of: dict[int, tuple[int, ...]] = {}
-    for doc_index in range(len(documents)):
-        ids = index.ids[doc_index]
-        mine = eligible[ids] & (first_holder[ids] == doc_index)
-        for fid, position in zip(ids[mine].tolist(), index.positions[doc_index][mine].tolist()):
-            members = members_of.get(fid)
-            if members is None:
-                members = members_of[fid] = tuple(index.holders(fid).tolist())
-            starts[members].append(position)
-    found: list[tuple[tuple[int, ...], list[int]]] = []
+    where = {d.name: i for i, d in enumerate(documents)}
+    edges = [(where[p.a], where[p.b], p.score) for p in pairs if p.score >= settings.group_score]
+    strong = [(a, b) for a, b, _ in edges]
     own: dict[int, set[int]] = {}
-    for members, positions in starts.items():
-        first = members[0]
-        if first not in own:
-            own[first] = own_tokens(documents[first], starter)
-        covered = [i for i in _covered(positions, settings.k, len(documents[first].tokens)) if i in own[first]]
-        tokens = [i for run in _runs(covered) if len(run) >= settings.block_tokens for i in run]
-        if len(tokens) >= settings.group_tokens:
-            found.append((members, tokens))
-    found.sort(key=lambda m: (-len(m[1]), -len(m[0]), m[0]))
-    groups: list[Group] = []
-    kept: list[frozenset[int]] = []
-    for members, tokens in found:
-        if any(set(members) <= g for g in kept):
+    found: list[Group] = []
+    pending = [(sorted({i for a, b, _ in edges for i in (a, b)}), settings.group_score)]
+    while pending:
+        members, least = pending.pop()
+        for part in _components(members, [(a, b) for a, b, s in edges if s >= least]):
+            if len(part) < 3:
+                continue
+            group, mine, surprise = _group(documents, index, part, settings, starter, own)
+            inside = set(part)
+            joined = sum(a in inside and b in inside for a, b in strong)
+            if (joined == len(part) * (len(part) - 1) // 2 and surprise >= _sets_of(len(documents), len(part))
+                    and group.shared_tokens >= max(settings.group_tokens, settings.group_share * mine)):
+                found.append(group)
+            elif least < 1.0:
+                pending.append((part, round(least + 0.05, 2)))
+    return tuple(sorted(found, key=lambda g: (-len(g.members), -g.shared_tokens, g.members)))
+
+
+def _sets_of(n: int, k: int) -> float:
+    """log of the number of sets of ``k`` submissions in a class of ``n``."""
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+
+def _components(members: list[int], edges: list[tuple[int, int]]) -> list[list[int]]:
+    """The connected parts of ``members`` under ``edges`` (edges leaving ``members`` ignored)."""
+    parent = {i: i for i in members}
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b in edges:
+        if a in parent and b in parent:
+            parent[root(a)] = root(b)
+    parts: dict[int, list[int]] = defaultdict(list)
+    for i in members:
+        parts[root(i)].append(i)
+    return list(parts.values())
+
+
+def _group(documents: list[Document], index: ClassIndex, members: list[int], settings: Settings,
+           starter: frozenset[tuple[str, ...]], own_of: dict[int, set[int]]) -> tuple[Group, int, float]:
+    """The group ``members``, shown in the member whose code the others hold most of; how many tokens of its
+    own (not on a starter line) that member has; and how unlikely it is that they wrote alone all the
+    functions they share: for each such function, held by ``c`` of the ``n`` submissions (in the median
+    of its fingerprints), another student writes it alike with a chance of about ``c / n``, so ``k``
+    members who all wrote it alone did so with a chance of ``(c / n) ** (k - 1)``. The log of one over the
+    product over the functions is returned; it is compared with the log of the number of sets of ``k``
+    submissions in the class, so that a class has about one set that independent work makes look like this."""
+    inside = np.zeros(len(documents), dtype=np.int64)
+    inside[members] = 1
+    starts = np.minimum(index.holder_start[:-1], max(len(index.holder_doc) - 1, 0))
+    held_by = np.add.reduceat(inside[index.holder_doc], starts) if len(index.holder_doc) else np.zeros(0, np.int64)
+    held_by[np.diff(index.holder_start) == 0] = 0
+    best: tuple[int, list[int], int, np.ndarray] | None = None
+    for m in members:
+        ids = index.ids[m]
+        everyone = (held_by[ids] == len(members)) & ~index.in_base[ids]
+        if m not in own_of:
+            own_of[m] = own_tokens(documents[m], starter)
+        own = own_of[m]
+        covered = [i for i in _covered(index.positions[m][everyone].tolist(), settings.k, len(documents[m].tokens))
+                   if i in own]
+        tokens = [i for run in _runs(covered) if len(run) >= settings.k for i in run]
+        if best is None or len(tokens) > len(best[1]):
+            best = (m, tokens, len(own), everyone)
+    shown, tokens, own_count, everyone = best
+    doc = documents[shown]
+    held = set(tokens)
+    own = own_of[shown]
+    functions = tuple(name for name, lo, hi in doc.functions
+                      if len(held.intersection(range(lo, hi))) >= max(settings.function_tokens,
+                                                                     settings.function_share * len(own.intersection(range(lo, hi)))))
+    return Group(tuple(sorted(documents[i].name for i in members)), len(tokens), float(rarity(len(members), len(documents))),
+                 doc.name, tuple(tokens), line_spans(doc, tokens), functions), own_count, \
+        _surprise(index, shown, everyone, doc, functions, len(members))
+
+
+def _surprise(index: ClassIndex, doc_index: int, everyone: np.ndarray, doc: Document, functions: tuple[str, ...],
+              k: int) -> float:
+    """``-log`` of the chance that ``k`` students alone wrote alike every function of ``functions`` (see :func:`_group`)."""
+    n = len(index.lengths)
+    counts = np.diff(index.holder_start)[index.ids[doc_index]]
+    positions = index.positions[doc_index]
+    total = 0.0
+    for name, lo, hi in doc.functions:
+        if name not in functions:
             continue
-        kept.append(frozenset(members))
-        first = documents[members[0]]
-        held = set(tokens)
-        functions = tuple(name for name, lo, hi in first.functions
-                          if len(held.intersection(range(lo, hi))) >= max(settings.function_tokens, settings.function_share
-                                                                         * len(own[members[0]].intersection(range(lo, hi)))))
-        groups.append(Group(tuple(documents[i].name for i in members), len(tokens), len(members) > limit,
-                            first.name, tuple(tokens), line_spans(first, tokens), functions))
-    return tuple(groups)
+        inside = everyone & (positions >= lo) & (positions < hi)
+        if inside.any():
+            total += math.log(n / float(np.median(counts[inside])))
+    return (k - 1) * total

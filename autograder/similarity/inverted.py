@@ -56,13 +56,20 @@ def build_index(hashes: list[np.ndarray], positions: list[np.ndarray], lengths: 
     counts = np.bincount(held_id, minlength=len(distinct))
     start = np.concatenate([[0], np.cumsum(counts)])
     in_base = np.isin(distinct, base)
-    with np.errstate(divide="ignore"):
-        weight = (np.ones(len(distinct)) if n <= 2
-                  else np.minimum(1.0, np.log(n / np.maximum(counts, 1)) / math.log(n / 2)))
+    weight = rarity(counts, n)
     weight[in_base | (counts > common_limit)] = 0.0
     split = np.cumsum([len(h) for h in hashes])[:-1]
     return ClassIndex(tuple(np.split(fid.astype(np.int64), split)), tuple(positions), tuple(lengths),
                       start, held_doc, in_base, weight, k)
+
+
+def rarity(holders: np.ndarray | int, n: int) -> np.ndarray:
+    """What a fingerprint held by ``holders`` of ``n`` submissions weighs: ``log(n / holders) / log(n / 2)``,
+    1 for one only two hold (or in a class of two), less the more hold it."""
+    holders = np.asarray(holders, dtype=np.float64)
+    if n <= 2:
+        return np.ones(holders.shape)
+    return np.minimum(1.0, np.log(n / np.maximum(holders, 1)) / math.log(n / 2))
 
 
 def coverage(weights: np.ndarray, k: int) -> np.ndarray:
@@ -97,22 +104,78 @@ class Side:
     units: np.ndarray         # (P, functions) matched weight per function (see ``function_ranges``)
 
 
-def side(index: ClassIndex, doc: int, function_ranges: list[tuple[int, int]]) -> Side:
-    """``doc``'s side of every pair it is in (partners sharing a weighted fingerprint with it)."""
+def distinct_weight(index: ClassIndex) -> np.ndarray:
+    """(submissions,) the weight of each submission's distinct fingerprints, summed."""
+    return np.array([index.weight[np.unique(ids)].sum() for ids in index.ids])
+
+
+#: A fingerprint held by more submissions than this is counted in pairs by a matrix product; one held by
+#: fewer, pair by pair. Without a limit on how many hold a fingerprint that weighs something, the pairs of
+#: widely held fingerprints would number a few hundred million in a class of 1,000.
+_WIDE = 48
+#: Widely held fingerprints multiplied at once.
+_WIDE_COLUMNS = 2048
+#: Most pair entries counted at once for the others (int64 and float64 each): about 16 MB.
+_PAIR_ENTRIES = 1_000_000
+
+
+@dataclass(frozen=True, eq=False)
+class Shared:
+    """What each pair of submissions shares, before any token is looked at."""
+
+    weight: np.ndarray     # (n, n) the weight of the distinct weighted fingerprints both hold
+    wide: np.ndarray       # (ids,) the column in ``holds`` of a widely held fingerprint, -1 for any other
+    holds: np.ndarray      # (n, wide fingerprints) bool
+
+
+def shared_weight(index: ClassIndex) -> Shared:
+    """Every pair's shared weight: widely held fingerprints by one matrix product, the others pair by pair."""
+    n = len(index.lengths)
+    counts = np.diff(index.holder_start)
+    live = index.weight > 0
+    fid_of = np.repeat(np.arange(len(counts)), counts)          # the fingerprint of each holding
+    wide_ids = np.flatnonzero(live & (counts > _WIDE))
+    column = np.full(len(counts), -1, dtype=np.int64)
+    column[wide_ids] = np.arange(len(wide_ids))
+    holds = np.zeros((n, len(wide_ids)), dtype=bool)
+    chosen = column[fid_of] >= 0
+    holds[index.holder_doc[chosen], column[fid_of[chosen]]] = True
+    total = np.zeros((n, n))
+    for first in range(0, len(wide_ids), _WIDE_COLUMNS):     # a few MB at a time, not n x (wide fingerprints) floats
+        dense = holds[:, first:first + _WIDE_COLUMNS].astype(np.float32)
+        total += (dense * index.weight[wide_ids[first:first + _WIDE_COLUMNS]].astype(np.float32)) @ dense.T
+    for count in range(2, _WIDE + 1):
+        ids = np.flatnonzero(live & (counts == count))
+        step = max(1, _PAIR_ENTRIES // (count * count))
+        for first in range(0, len(ids), step):
+            part = ids[first:first + step]
+            members = index.holder_doc[index.holder_start[part][:, None] + np.arange(count)]      # (part, count)
+            cells = (members[:, :, None] * n + members[:, None, :]).reshape(-1)
+            total += np.bincount(cells, weights=np.repeat(index.weight[part], count * count),
+                                 minlength=n * n).reshape(n, n)
+    np.fill_diagonal(total, 0.0)
+    return Shared(total, column, holds)
+
+
+def side(index: ClassIndex, doc: int, function_ranges: list[tuple[int, int]], partners: np.ndarray,
+         shared: Shared) -> Side:
+    """``doc``'s side of its pairs with ``partners`` (ascending submission indices)."""
     ids, positions, length = index.ids[doc], index.positions[doc], index.lengths[doc]
     weighted = np.unique(ids[index.weight[ids] > 0])
-    starts, ends = index.holder_start[weighted], index.holder_start[weighted + 1]
-    sizes = ends - starts
-    rows = np.repeat(np.arange(len(weighted)), sizes)
-    offsets = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    partner_of = index.holder_doc[np.repeat(starts, sizes) + offsets]
-    keep = partner_of != doc
-    partners, row_of = np.unique(partner_of[keep], return_inverse=True)
     units = np.zeros((len(partners), len(function_ranges)))
     if len(partners) == 0:
         return Side(partners, np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros((0, length), bool), units)
     holds = np.zeros((len(partners), len(weighted)), dtype=bool)
-    holds[row_of, rows[keep]] = True
+    wide = shared.wide[weighted]
+    holds[:, wide >= 0] = shared.holds[np.ix_(partners, wide[wide >= 0])]
+    narrow = np.flatnonzero(wide < 0)
+    starts, sizes = index.holder_start[weighted[narrow]], np.diff(index.holder_start)[weighted[narrow]]
+    rows = np.repeat(narrow, sizes)
+    offsets = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    partner_of = index.holder_doc[np.repeat(starts, sizes) + offsets]
+    at_partner = np.minimum(np.searchsorted(partners, partner_of), len(partners) - 1)
+    found = partners[at_partner] == partner_of
+    holds[at_partner[found], rows[found]] = True
     column = np.searchsorted(weighted, ids)
     column[column >= len(weighted)] = 0
     mine = (len(weighted) > 0) & (weighted[column] == ids) & (index.weight[ids] > 0)

@@ -28,15 +28,16 @@ from autograder.runtime.grading.intake import read_submission
 from autograder.runtime.grading.outcome import RECORD_NAME, read_record, record_folders
 from autograder.runtime.errors import SubmissionError
 from autograder.similarity.base import base_from_file, starter_cells
-from autograder.similarity.compare import (Document, Group, LineSpan, Pair, Settings, base_hashes, compare_class, document,
-                                           own_tokens, starter_lines)
+from autograder.similarity.compare import (Comparison, Document, Group, LineSpan, Pair, Settings, base_hashes, compare_class,
+                                           document, own_tokens, starter_lines)
+from autograder.similarity.inverted import rarity
 from autograder.similarity.highlight import MAX_ALIGNED_TOKENS, marked_html, marked_ranges
 
 CSV_NAME = "similarity.csv"
 GROUPS_CSV_NAME = "similarity-groups.csv"
 HTML_NAME = "similarity.html"
 #: Default score from which a pair is flagged (see docs/grading-guide.md: how to set it).
-DEFAULT_THRESHOLD = 0.45
+DEFAULT_THRESHOLD = 0.6
 #: A pair sharing this many of the assignment's functions (each mostly held by the other) is flagged whatever
 #: its score: measured, independent pairs share one at most, and a partial copy is two or three copied whole
 #: (docs/grading-guide.md).
@@ -179,13 +180,22 @@ def similarity_section(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD
             marks[(p.a, p.b)] = (frozenset(a & own[p.a]), frozenset(b & own[p.b]))
         pairs += compared.pairs
         groups += compared.groups
-        common.append(f"{assignment}: {compared.common_fingerprints} fingerprints outside the base code are held by more "
-                      f"than {compared.common_limit} of {compared.compared} submissions (a tenth of the class, at least "
-                      f"{settings.common_minimum}) and weigh nothing in pair scores; a long block shared that way is "
-                      "listed as a group instead")
+        common.append(common_note(assignment, compared, settings))
     pairs.sort(key=lambda p: (-p.score, p.a, p.b))
     return SimilarityResult(tuple(pairs), threshold, len(found), documents, tuple(skipped), "; ".join(sources),
                             tuple(groups), tuple(common), marks)
+
+
+def common_note(assignment: str, compared: Comparison, settings: Settings) -> str:
+    """What was discounted as common in one assignment's comparison, and why."""
+    half = rarity(max(compared.compared // 2, 1), compared.compared).item() if compared.compared > 2 else 1.0
+    note = (f"{assignment}: the base code weighs nothing (every student was given it); code held by more students "
+            f"weighs less (held by half of the {compared.compared} submissions, {half:.2f} of code only two hold), "
+            "however long it is, and a group's code is never discounted for the group's size")
+    if compared.common_fingerprints:
+        note += (f"; {compared.common_fingerprints} fingerprints held by more than {compared.common_limit} submissions "
+                 f"(a share of {settings.common_fraction:g} of the class) weigh nothing")
+    return note
 
 
 # ------------------------------------------------------------------ CSV
@@ -214,19 +224,20 @@ def csv_text(result: SimilarityResult) -> str:
     return text.getvalue()
 
 
-GROUP_COLUMNS = ("group", "size", "students", "shared_tokens", "discounted_in_pairs", "lines_of", "lines",
+GROUP_COLUMNS = ("group", "size", "students", "shared_tokens", "weight_in_pairs", "lines_of", "lines",
                  "shared_functions")
 
 
 def groups_csv_text(result: SimilarityResult) -> str:
-    """Every group as CSV: its members, size, the code they alone share (lines in one member), and whether
-    pair scores discount that code as common (the group is larger than a tenth of the class)."""
+    """Every group as CSV: its members, size, the code they all hold (lines in one member), and what a token
+    of that code weighs in pair scores (the rarity of code held by as many as the group: 1 for code only
+    two hold; never 0, whatever the group's size)."""
     text = io.StringIO(newline="")
     writer = csv.writer(text)
     writer.writerow(GROUP_COLUMNS)
     for number, g in enumerate(result.groups, start=1):
         writer.writerow([number, len(g.members), cell(" ".join(g.members)), g.shared_tokens,
-                         "yes" if g.discounted else "no", cell(g.shown), cell(spans_text(g.lines)),
+                         f"{g.weight:.2f}", cell(g.shown), cell(spans_text(g.lines)),
                          cell(" ".join(g.functions))])
     return text.getvalue()
 
@@ -287,10 +298,11 @@ def section_html(result: SimilarityResult) -> str:
         out.append(f'<p class="sim-note">Discounted as common: {e(why)}.</p>')
     for number, g in enumerate(result.groups, start=1):
         shown = result.documents.get(g.shown)
-        why = (" Pair scores count this code as common (more than a tenth of the class holds it), so the pairs of "
-               "this group score low or are not listed: this group is where it shows." if g.discounted else "")
-        out.append(f'<div class="sim-pair"><h3>Group {number}: {len(g.members)} submissions share '
-                   f'{g.shared_tokens} tokens no one else has</h3><p>{", ".join(e(m) for m in g.members)}.{e(why)}</p>'
+        why = (" They are joined by pairs that score high, and every one of them holds the code below: each "
+               f"token of it weighs {g.weight:.2f} in their pair scores (1 for code only two submissions hold), "
+               "however many members the group has.")
+        out.append(f'<div class="sim-pair"><h3>Group {number}: {len(g.members)} submissions all hold the same '
+                   f'{g.shared_tokens} tokens of code</h3><p>{", ".join(e(m) for m in g.members)}.{e(why)}</p>'
                    f'<p class="sim-note">{_functions_note(g.functions)}</p>')
         if shown is not None:
             out.append(f'<div class="sim-side"><b>{e(g.shown)}</b>{_code_html(shown, set(g.tokens))}</div>')
