@@ -58,6 +58,10 @@ _ENTRIES = (
                   "Perplexity is exp(mean NLL), not the mean NLL itself."),
     Misconception("perplexity-reciprocal", "Perplexity inverted",
                   "exp(-mean NLL) is the geometric-mean probability; perplexity is its reciprocal."),
+    Misconception("perplexity-is-expected-guesses", "Perplexity read as the expected number of guesses",
+                  "Perplexity is the number of equally likely choices the model is as unsure as: V for a "
+                  "uniform model. Guessing tokens one by one until the right one needs (V + 1) / 2 guesses "
+                  "on average, a different quantity."),
     Misconception("arithmetic-mean-perplexity", "Arithmetic instead of geometric mean",
                   "Perplexity is the reciprocal of the geometric mean of the token probabilities, "
                   "not an arithmetic mean of probabilities or of their reciprocals."),
@@ -100,6 +104,9 @@ _ENTRIES = (
                   "Flattening to (B*T, ...) is an internal step; the result is reshaped back to (B, T, ...)."),
     Misconception("scores-only-last-position", "Only the last position scored",
                   "During training every position predicts its next token; only generation reads the last one."),
+    Misconception("time-major", "Batch and time axes swapped",
+                  "The course's tensors are batch-first, (B, T, ...); (T, B, ...) is the time-major layout "
+                  "of other code, and reading it as (B, T, ...) mixes sequences."),
     Misconception("forgets-batch-axis", "Batch axis dropped",
                   "Every per-position tensor keeps its leading batch axis B."),
     Misconception("bias-sized-by-width", "Bias sized by the model width",
