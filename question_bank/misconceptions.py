@@ -91,6 +91,22 @@ _ENTRIES = (
     Misconception("gradient-sign", "Gradient sign flipped",
                   "The gradient of the loss is softmax minus onehot; onehot minus softmax is the "
                   "direction that decreases the loss."),
+    Misconception("logit-bias-dropped", "Bias left out of the logits",
+                  "The head adds its bias after the product: logits = hidden @ W_head + b_head; the bias "
+                  "shifts each token's logit by its own amount, which changes the softmax."),
+    Misconception("sigmoid-for-softmax", "A sigmoid per token instead of the softmax",
+                  "Softmax normalises over every token, e^{z_j} / sum_k e^{z_k}; a sigmoid of one logit "
+                  "ignores the others, and such scores need not sum to 1."),
+    Misconception("softmax-shift-changes-probabilities", "Softmax taken to change under a common shift",
+                  "Adding the same constant c to every logit multiplies every e^{z_k} by e^c, which cancels: "
+                  "softmax depends only on differences of logits. Stable code subtracts the largest logit "
+                  "for exactly this reason."),
+    Misconception("mask-with-zero", "Blocked scores set to 0 instead of -inf",
+                  "A blocked score must get exp(score) = 0 before the softmax, so it is set to -inf; a score "
+                  "of 0 still gets weight e^0 = 1 and lets the query see the future."),
+    Misconception("weight-grad-without-input", "Weight gradient without its input",
+                  "dW_head = hidden^T @ dlogits: each entry sums the input hidden[n, c] times dlogits[n, j] "
+                  "over the positions; without the input it is the bias gradient."),
     Misconception("logits-not-probabilities", "Logits used as probabilities",
                   "The gradient uses the softmax probabilities, not the raw logits."),
     Misconception("probability-not-loss", "Probability where the loss is asked",
