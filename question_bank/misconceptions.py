@@ -249,7 +249,9 @@ _ENTRIES = (
     Misconception("decoder-cannot-classify", "A decoder-only model cannot classify",
                   "A classifier on the final position's representation works with a decoder-only model."),
     Misconception("entailment-order-swapped", "Premise and hypothesis swapped",
-                  "Entailment is directional: premise, delimiter, then hypothesis."),
+                  "GPT-1 fine-tunes entailment on premise, delimiter, then hypothesis. The order is that "
+                  "paper's convention, not a law: a model fine-tuned on the other order would learn it, but "
+                  "swapping the order at test time feeds the model an input unlike every one it was tuned on."),
     Misconception("missing-delimiter", "Delimiter left out",
                   "A delimiter token marks where one text ends and the next begins."),
     Misconception("similarity-one-order", "Only one order for similarity",

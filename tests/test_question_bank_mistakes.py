@@ -271,3 +271,13 @@ def test_small_wording_fixes_hold():
     big = [v for v in shapes if v["parameters"]["T"] >= 1000]
     assert big and all(f"T = {v['parameters']['T']:,}" in v["stem"] for v in big)
     assert all("none is reshaped" in v["stem"] for v in shapes)
+
+
+def test_the_entailment_order_is_a_convention_not_a_necessity():
+    from question_bank.misconceptions import MISCONCEPTIONS as catalogue
+    assert "convention" in catalogue["entailment-order-swapped"].explanation
+    seeds = [variant_seed(4, "entailment", i) for i in range(80)]
+    feedback = [c["feedback"] for s in seeds for v in [generate_variant("task-transformations", s)]
+                if v["parameters"].get("task") == "entailment" for c in v["choices"]
+                if c["misconception"] and c["misconception"]["id"] == "entailment-order-swapped"]
+    assert feedback and all("directional" not in f and "convention" in f for f in feedback)
