@@ -61,13 +61,14 @@ def pick_distractors(
         Redraw: when fewer than ``k`` candidates survive, so the family draws
             new parameters.
     """
+    key_text = answer_text if answer_text is not None else str(answer_value)
     pool = [candidates[int(i)] for i in rng.permutation(len(candidates))]
-    pool = [option for option in pool if usable(option, answer_value)][:MAX_POOL]
+    # a value apart from the key can still print like it (a row of rounded entries): not a choice
+    pool = [option for option in pool if usable(option, answer_value) and option.text != key_text][:MAX_POOL]
     sets = candidate_sets(len(pool), k, lambda a, b: _apart(pool[a], pool[b]))
     if not sets:
         kept = _separated_run(pool, k)
         raise Redraw(f"only {len(kept)} distinct distractors for answer {answer_value!r}")
-    key_text = answer_text if answer_text is not None else str(answer_value)
     chosen = balanced_subset(rng, key_text, [option.text for option in pool], sets)
     return [pool[i] for i in chosen]
 

@@ -58,6 +58,10 @@ _ENTRIES = (
                   "Perplexity is exp(mean NLL), not the mean NLL itself."),
     Misconception("perplexity-reciprocal", "Perplexity inverted",
                   "exp(-mean NLL) is the geometric-mean probability; perplexity is its reciprocal."),
+    Misconception("perplexity-is-expected-guesses", "Perplexity read as the expected number of guesses",
+                  "Perplexity is the number of equally likely choices the model is as unsure as: V for a "
+                  "uniform model. Guessing tokens one by one until the right one needs (V + 1) / 2 guesses "
+                  "on average, a different quantity."),
     Misconception("arithmetic-mean-perplexity", "Arithmetic instead of geometric mean",
                   "Perplexity is the reciprocal of the geometric mean of the token probabilities, "
                   "not an arithmetic mean of probabilities or of their reciprocals."),
@@ -87,6 +91,22 @@ _ENTRIES = (
     Misconception("gradient-sign", "Gradient sign flipped",
                   "The gradient of the loss is softmax minus onehot; onehot minus softmax is the "
                   "direction that decreases the loss."),
+    Misconception("logit-bias-dropped", "Bias left out of the logits",
+                  "The head adds its bias after the product: logits = hidden @ W_head + b_head; the bias "
+                  "shifts each token's logit by its own amount, which changes the softmax."),
+    Misconception("sigmoid-for-softmax", "A sigmoid per token instead of the softmax",
+                  "Softmax normalises over every token, e^{z_j} / sum_k e^{z_k}; a sigmoid of one logit "
+                  "ignores the others, and such scores need not sum to 1."),
+    Misconception("softmax-shift-changes-probabilities", "Softmax taken to change under a common shift",
+                  "Adding the same constant c to every logit multiplies every e^{z_k} by e^c, which cancels: "
+                  "softmax depends only on differences of logits. Stable code subtracts the largest logit "
+                  "for exactly this reason."),
+    Misconception("mask-with-zero", "Blocked scores set to 0 instead of -inf",
+                  "A blocked score must get exp(score) = 0 before the softmax, so it is set to -inf; a score "
+                  "of 0 still gets weight e^0 = 1 and lets the query see the future."),
+    Misconception("weight-grad-without-input", "Weight gradient without its input",
+                  "dW_head = hidden^T @ dlogits: each entry sums the input hidden[n, c] times dlogits[n, j] "
+                  "over the positions; without the input it is the bias gradient."),
     Misconception("logits-not-probabilities", "Logits used as probabilities",
                   "The gradient uses the softmax probabilities, not the raw logits."),
     Misconception("probability-not-loss", "Probability where the loss is asked",
@@ -119,6 +139,9 @@ _ENTRIES = (
                   "Flattening to (B*T, ...) is an internal step; the result is reshaped back to (B, T, ...)."),
     Misconception("scores-only-last-position", "Only the last position scored",
                   "During training every position predicts its next token; only generation reads the last one."),
+    Misconception("time-major", "Batch and time axes swapped",
+                  "The course's tensors are batch-first, (B, T, ...); (T, B, ...) is the time-major layout "
+                  "of other code, and reading it as (B, T, ...) mixes sequences."),
     Misconception("forgets-batch-axis", "Batch axis dropped",
                   "Every per-position tensor keeps its leading batch axis B."),
     Misconception("bias-sized-by-width", "Bias sized by the model width",
@@ -245,7 +268,9 @@ _ENTRIES = (
     Misconception("decoder-cannot-classify", "A decoder-only model cannot classify",
                   "A classifier on the final position's representation works with a decoder-only model."),
     Misconception("entailment-order-swapped", "Premise and hypothesis swapped",
-                  "Entailment is directional: premise, delimiter, then hypothesis."),
+                  "GPT-1 fine-tunes entailment on premise, delimiter, then hypothesis. The order is that "
+                  "paper's convention, not a law: a model fine-tuned on the other order would learn it, but "
+                  "swapping the order at test time feeds the model an input unlike every one it was tuned on."),
     Misconception("missing-delimiter", "Delimiter left out",
                   "A delimiter token marks where one text ends and the next begins."),
     Misconception("similarity-one-order", "Only one order for similarity",

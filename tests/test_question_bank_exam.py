@@ -177,7 +177,7 @@ def test_generate_command_builds_one_exam_per_student(tmp_path):
     assert result.exit_code == 0, result.output
     for student in ("ada", "bo"):
         text = (out / f"{student}.md").read_text(encoding="utf-8")
-        assert "## 1. Blocked pairs of a causal mask (3 points)" in text and "remain **allowed**" in text
+        assert "## 1. Allowed and blocked pairs of a causal mask (3 points)" in text and "remain **allowed**" in text
 
 
 # --- tolerance: the worked solution's rounded steps, and an exam's own -------------------------

@@ -256,3 +256,28 @@ def test_large_numbers_carry_thousands_separators(name, variants):
             assert not _UNGROUPED.search(plain), (variant["id"], text)
             for segment in re.findall(r"\$\$?(.+?)\$\$?", plain):
                 assert not re.search(r"\d,\d{3}", segment), (variant["id"], segment)
+
+
+def test_small_wording_fixes_hold():
+    """The title says allowed and blocked; bits are confirmed as bits; four-digit sizes are grouped."""
+    assert get_family("causal-mask").title == "Allowed and blocked pairs of a causal mask"
+    seeds = [variant_seed(3, "wording", i) for i in range(200)]
+    uniform = [generate_variant("uniform-baseline", s) for s in seeds]
+    for variant in uniform:
+        right = next(c for c in variant["choices"] if c["correct"])["feedback"]
+        unit = {"loss_nats": "nats", "loss_bits": "bits", "perplexity": "perplexity V"}[variant["parameters"]["ask"]]
+        assert unit in right, (variant["id"], right)
+    shapes = [generate_variant("lm-head-shapes", s) for s in seeds]
+    big = [v for v in shapes if v["parameters"]["T"] >= 1000]
+    assert big and all(f"T = {v['parameters']['T']:,}" in v["stem"] for v in big)
+    assert all("none is reshaped" in v["stem"] for v in shapes)
+
+
+def test_the_entailment_order_is_a_convention_not_a_necessity():
+    from question_bank.misconceptions import MISCONCEPTIONS as catalogue
+    assert "convention" in catalogue["entailment-order-swapped"].explanation
+    seeds = [variant_seed(4, "entailment", i) for i in range(80)]
+    feedback = [c["feedback"] for s in seeds for v in [generate_variant("task-transformations", s)]
+                if v["parameters"].get("task") == "entailment" for c in v["choices"]
+                if c["misconception"] and c["misconception"]["id"] == "entailment-order-swapped"]
+    assert feedback and all("directional" not in f and "convention" in f for f in feedback)

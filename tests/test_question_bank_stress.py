@@ -97,9 +97,9 @@ CUE_N, CUE_SEED = 200, 99
 #: Sub-questions whose choices still give the key away. Each is an expected failure, strict, so
 #: fixing one turns its test into an error until it leaves this list. What is left is the printed
 #: length of a number: a key printed in the common four-figure form ties with most distractors
-#: for the shortest (fine-tune-objective, uniform-baseline perplexity) or, as the only three-axis
-#: shape, is the longest (lm-head-shapes hidden); no catalogued mistake is printed shorter.
-STILL_CUED = {"fine-tune-objective", "lm-head-shapes/hidden", "uniform-baseline/perplexity"}
+#: for the shortest (fine-tune-objective, uniform-baseline perplexity); no catalogued mistake is
+#: printed shorter.
+STILL_CUED = {"fine-tune-objective", "uniform-baseline/perplexity"}
 
 
 @lru_cache(maxsize=None)
@@ -142,3 +142,16 @@ def test_players_read_printed_numbers():
     assert choice_number("`(4, 8, 24)`") == 768
     assert choice_number("query 2, key 3") is None
     assert set(PLAYERS) >= {"smallest", "largest", "sign-pair", "central-value", "alike-text", "longest", "all-none"}
+
+
+def test_a_played_place_gets_no_more_than_chance_when_some_place_is_out_of_reach():
+    """No set makes the key the longest: the shortest place still gets a quarter, not a third."""
+    import numpy as np
+
+    from question_bank.choice_balance import PLAYED_PLACES, place_target
+    reached = np.array([True, True, True, False])
+    target = place_target(reached, PLAYED_PLACES[1])        # the length order: shortest and longest played
+    assert target[0] == pytest.approx(0.25) and target[3] == 0
+    assert target.sum() == pytest.approx(1.0) and target[1] == target[2] == pytest.approx(0.375)
+    # the value order plays every rank, so the reached ranks share evenly
+    assert place_target(reached, PLAYED_PLACES[0]) == pytest.approx([1 / 3, 1 / 3, 1 / 3, 0])

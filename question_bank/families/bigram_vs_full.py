@@ -71,7 +71,7 @@ register_double_mistakes("bigram-vs-full", MISTAKES, [
 @register_family
 class BigramVsFull(Family):
     name = "bigram-vs-full"
-    version = 5  # v5: more mistakes below the key, its place in every visible order drawn (v4: printed logs)
+    version = 6  # v6: the draw caps the shortest/longest/most-alike place at chance
     title = "Bigram approximation against the full history"
     summary = "Score a sentence with full-history and bigram conditionals; compare the two products."
     tags = ("chain-rule", "n-gram", "likelihood")

@@ -53,8 +53,8 @@ MISTAKES = register_mistakes("causal-mask", [
 @register_family
 class CausalMask(Family):
     name = "causal-mask"
-    version = 4  # v4: distractors drawn so the key's place in every visible order is near uniform
-    title = "Blocked pairs of a causal mask"
+    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
+    title = "Allowed and blocked pairs of a causal mask"
     summary = "Count blocked or allowed query-key pairs for T positions, or pick the blocked pairs."
     tags = ("attention", "causal-mask")
     subquestion_key = "ask"

@@ -79,7 +79,7 @@ register_double_mistakes("chain-rule-joint", MISTAKES, [
 @register_family
 class ChainRuleJoint(Family):
     name = "chain-rule-joint"
-    version = 4  # v4: more mistakes below the key; the key's place in every visible order is drawn
+    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
     title = "Joint probability by the chain rule"
     summary = "Multiply next-token conditionals into a sequence probability, or sum their logs."
     tags = ("chain-rule", "likelihood")

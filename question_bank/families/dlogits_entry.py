@@ -38,7 +38,7 @@ register_sign_slips("dlogits-entry", MISTAKES, "negated",
 @register_family
 class DlogitsEntry(Family):
     name = "dlogits-entry"
-    version = 4  # v4: distractors drawn so the key's place in every visible order is near uniform
+    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
     title = "An entry of the loss gradient"
     summary = "Compute one entry of dlogits = (softmax(logits) - onehot(target)) / N."
     tags = ("gradient", "cross-entropy")

@@ -43,7 +43,7 @@ register_sign_slips("fine-tune-objective", MISTAKES, "other-sign",
 @register_family
 class FineTuneObjective(Family):
     name = "fine-tune-objective"
-    version = 4  # v4: distractors drawn so the key's place in every visible order is near uniform
+    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
     title = "GPT-1's combined fine-tuning objective"
     summary = "Evaluate L3 = L2 + lambda*L1 (or the loss -L3) from label and token log-likelihoods."
     tags = ("fine-tuning", "gpt-1", "likelihood")

@@ -130,6 +130,16 @@ MISTAKES = register_mistakes("lm-head-shapes", [
      "That is the flattened hidden states' shape; dlogits matches the logits (B, T, V)."),
     ("dlogits/no-contraction", "grad-shape-mismatch", "(B, T, C, V)", lambda f: [f["B"], f["T"], f["C"], f["V"]],
      "dlogits has one entry per logit: (B, T, V)."),
+    # The key's own axes in the time-major order, so a three-axis key is not the one choice
+    # alike to every other (the most-alike and longest players found it).
+    ("hidden/time-major", "time-major", "(T, B, C)", lambda f: [f["T"], f["B"], f["C"]],
+     "The stack returns batch-first hidden states, (B, T, C)."),
+    ("logits/time-major", "time-major", "(T, B, V)", lambda f: [f["T"], f["B"], f["V"]],
+     "The logits keep the hidden states' batch-first layout: (B, T, V)."),
+    ("dlogits/time-major", "time-major", "(T, B, V)", lambda f: [f["T"], f["B"], f["V"]],
+     "dlogits has the logits' batch-first shape (B, T, V)."),
+    ("dhidden/time-major", "time-major", "(T, B, C)", lambda f: [f["T"], f["B"], f["C"]],
+     "dhidden has the hidden states' batch-first shape (B, T, C)."),
     # Shapes on the side of the key that had too few (b_head's size is almost always the
     # second smallest; dW_head's (C, V) tied with its transpose as the shortest).
     ("b_head/per-position", "bias-per-position", "(T)", lambda f: [f["T"]],
@@ -156,7 +166,7 @@ MISTAKES = register_mistakes("lm-head-shapes", [
 @register_family
 class LmHeadShapes(Family):
     name = "lm-head-shapes"
-    version = 4  # v4: the key's place in every visible order is drawn, not only its rank
+    version = 5  # v5: time-major (T, B, ...) distractors; the draw caps a played place at chance
     title = "Shapes through the LM head"
     summary = "Shape of hidden, W_head, b_head, logits or a gradient for random B, T, C, V."
     tags = ("shapes", "lm-head", "gradient")
@@ -167,10 +177,11 @@ class LmHeadShapes(Family):
         B, T, C, V = draw_sizes(rng)
         quantity = QUANTITIES[int(rng.integers(len(QUANTITIES)))]
         shape = reference_shapes(B, T, C, V)[quantity]
-        stem = (f"A GPT processes a batch of B = {B} sequences of T = {T} tokens with model width "
-                f"C = {C} and vocabulary size V = {fmt.integer(V)}. Its head computes "
+        stem = (f"A GPT processes a batch of B = {fmt.integer(B)} sequences of T = {fmt.integer(T)} tokens with "
+                f"model width C = {fmt.integer(C)} and vocabulary size V = {fmt.integer(V)}. Its head computes "
                 "`logits = hidden @ W_head + b_head`, and the backward pass returns "
-                "`dW_head`, `db_head` and `dhidden` from `dlogits`. What is the shape of "
+                "`dW_head`, `db_head` and `dhidden` from `dlogits`. Every tensor is batch-first, and none is "
+                "reshaped: per-position tensors keep their B and T axes. What is the shape of "
                 f"{_DESCRIPTIONS[quantity]}?")
         answer = shape_answer(shape)
         solution = (f"hidden is (B, T, C) = {fmt.shape([B, T, C])}, W_head is (C, V) = {fmt.shape([C, V])} and "

@@ -80,7 +80,7 @@ register_double_mistakes("merges-vs-vocab", MISTAKES, [
 @register_family
 class MergesVsVocab(Family):
     name = "merges-vs-vocab"
-    version = 4  # v4: double mistakes on the thin side; the key's place in every visible order drawn
+    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
     title = "BPE merges and vocabulary size"
     summary = "Relate BPE merges, base alphabet and special tokens to vocabulary size and embedding parameters."
     tags = ("tokenization", "parameters")
@@ -107,7 +107,7 @@ class MergesVsVocab(Family):
         else:
             d = 64 * int(rng.integers(2, 17))
             params.update(merges=merges, n_embd=d)
-            stem = (f"{setup} Training performs {fmt.integer(merges)} merges, and the model has width d = {d}. "
+            stem = (f"{setup} Training performs {fmt.integer(merges)} merges, and the model has width d = {fmt.integer(d)}. "
                     "How many parameters does the token embedding table have?")
             # block_size 0 and no layers leave only the token table in the count.
             value = gpt_param_count(vocab, 0, d, 0, 0)["embeddings"]

@@ -50,7 +50,7 @@ MISTAKES = register_mistakes("param-count", [
     ("embeddings/position-per-block", "embeddings-per-layer", "(V + L*T)*d",
      lambda f: (f["V"] + f["L"] * f["T"]) * f["d"], "The position table exists once, at the input, not once per block."),
     ("embeddings/rows-only", "rows-not-parameters", "V + T",
-     lambda f: f["V"] + f["T"], "Each of the V + T rows holds d = {d} parameters."),
+     lambda f: f["V"] + f["T"], "Each of the V + T rows holds d = {d:,} parameters."),
     ("attention/no-biases", "forgot-biases", "L*4d^2",
      lambda f: f["L"] * 4 * f["d"] ** 2, "Each of the four projections has a bias of size d."),
     ("attention/no-output-projection", "forgot-output-projection", "L*(3d^2 + 3d)",
@@ -85,7 +85,7 @@ MISTAKES = register_mistakes("param-count", [
     ("layernorm/as-matrix", "layernorm-as-matrix", "L*2*(d^2 + d)",
      lambda f: f["L"] * 2 * (f["d"] ** 2 + f["d"]), "A LayerNorm has a gain and a bias of size d, no d x d matrix."),
     ("layernorm/per-position", "parameters-per-position", "4LdT",
-     lambda f: 4 * f["L"] * f["d"] * f["T"], "Gains and biases are shared by all T = {T} positions."),
+     lambda f: 4 * f["L"] * f["d"] * f["T"], "Gains and biases are shared by all T = {T:,} positions."),
     ("lm_head/not-counted", "untied-not-counted", "0",
      lambda f: 0, "An untied head is a separate V x d matrix."),
     ("lm_head/output-bias", "counts-output-bias", "V*d + V",
@@ -126,7 +126,7 @@ def mistake_names(component: str, tied: bool) -> list[str]:
 @register_family
 class ParamCount(Family):
     name = "param-count"
-    version = 4  # v4: distractors drawn so the key's place in every visible order is near uniform
+    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
     title = "GPT parameter count"
     summary = "Count a GPT's parameters (total or one component) for a random configuration, tied or untied."
     tags = ("parameters", "gpt-1")
@@ -144,7 +144,7 @@ class ParamCount(Family):
         head = ("**tied** to the token embedding (counted once)" if tied
                 else "**untied** (a separate V x d matrix, no bias)")
         stem = (f"A decoder-only GPT has vocabulary V = {fmt.integer(V)}, context length T = {fmt.integer(T)}, "
-                f"width d = {d}, L = {L} blocks and FFN width f = {fmt.integer(f)}. Count learned token and "
+                f"width d = {fmt.integer(d)}, L = {L} blocks and FFN width f = {fmt.integer(f)}. Count learned token and "
                 "position embeddings; per block a fused QKV projection and an output projection with biases, "
                 "an FFN d -> f -> d with biases, and two affine LayerNorms; no final LayerNorm. The output "
                 f"head is {head}. How many parameters are in {_COMPONENT_TEXT[component]}?")

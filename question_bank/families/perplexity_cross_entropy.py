@@ -88,7 +88,7 @@ register_sign_slips("perplexity-cross-entropy", MISTAKES, "nats_from_ppl/negated
 @register_family
 class PerplexityCrossEntropy(Family):
     name = "perplexity-cross-entropy"
-    version = 4  # v4: distractors drawn so the key's place in every visible order is near uniform
+    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
     title = "Perplexity and mean cross-entropy"
     summary = "Convert a mean cross-entropy (nats or bits) into a perplexity, or a perplexity into one."
     tags = ("perplexity", "cross-entropy", "units")

@@ -43,7 +43,7 @@ MISTAKES = register_mistakes("perplexity-from-probs", [
 @register_family
 class PerplexityFromProbs(Family):
     name = "perplexity-from-probs"
-    version = 4  # v4: distractors drawn so the key's place in every visible order is near uniform
+    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
     title = "Perplexity from token probabilities"
     summary = "Turn the probabilities given to N scored tokens into a perplexity, exp(mean NLL)."
     tags = ("perplexity",)

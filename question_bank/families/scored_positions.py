@@ -54,7 +54,7 @@ MISTAKES = register_mistakes("scored-positions", [
 @register_family
 class ScoredPositions(Family):
     name = "scored-positions"
-    version = 4  # v4: distractors drawn so the key's place in every visible order is near uniform
+    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
     title = "Scored positions with padding"
     summary = "Count the positions a padded batch scores: each sequence of L tokens gives L-1 predictions."
     tags = ("targets", "padding", "cross-entropy")

@@ -52,7 +52,7 @@ MISTAKES = register_mistakes("shifted-cross-entropy", [
 @register_family
 class ShiftedCrossEntropy(Family):
     name = "shifted-cross-entropy"
-    version = 4  # v4: distractors drawn so the key's place in every visible order is near uniform
+    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
     title = "Cross-entropy with shifted targets"
     summary = "Mean next-token cross-entropy of a small logits table: position t is scored on token t+1."
     tags = ("cross-entropy", "alignment")

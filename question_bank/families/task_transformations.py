@@ -87,7 +87,8 @@ def options_for(task: str, k: int) -> list[tuple[dict[str, Any], str | None, str
         swapped = _value([_seq(START, "hypothesis", DELIM, "premise", END)])
         undelimited = _value([_seq(START, "premise", "hypothesis", END)])
         separate = _value([_seq(START, "premise", END), _seq(START, "hypothesis", END)], combine="add")
-        swap_feedback = "Entailment is directional; the premise comes first."
+        swap_feedback = ("GPT-1's input puts the premise first, then the hypothesis; that order is the "
+                         "fine-tuning's convention, and the swapped order is not the input the model was tuned on.")
         delimiter_feedback = "Without the delimiter the model cannot tell where the premise ends."
         separate_feedback = ("The relation needs both texts in one sequence, so attention can compare them.")
         return [
@@ -153,7 +154,7 @@ def options_for(task: str, k: int) -> list[tuple[dict[str, Any], str | None, str
 @register_family
 class TaskTransformations(Family):
     name = "task-transformations"
-    version = 3  # v3: choices with two mistakes; the key's place in every visible order is drawn
+    version = 4  # v4: the entailment order is explained as GPT-1's convention, not a necessity
     title = "GPT-1 task input transformations"
     summary = "Pick GPT-1's input transformation for classification, entailment, similarity or multiple choice."
     tags = ("fine-tuning", "gpt-1")

@@ -70,7 +70,7 @@ register_double_mistakes("teacher-forcing", MISTAKES, [
 @register_family
 class TeacherForcing(Family):
     name = "teacher-forcing"
-    version = 4  # v4: distractors with two mistakes; the key's place in every visible order is drawn
+    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
     title = "Teacher forcing and generation"
     summary = "What the model reads at a position in teacher-forced training, or at a step of generation."
     tags = ("training", "decoding", "alignment")

@@ -99,7 +99,7 @@ class _RecordingProbe(ShapeProbe):
 @register_family
 class TiedWeights(Family):
     name = "tied-weights"
-    version = 4  # v4: choices with two mistakes; the key's place in every visible order is drawn
+    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
     title = "A head tied to the token embedding"
     summary = "Tied head: the transpose of E, the logits' shape, the parameters untying adds, the expression."
     tags = ("shapes", "weight-tying", "parameters")
@@ -114,9 +114,9 @@ class TiedWeights(Family):
         if len({B, T, C, V}) < 4:
             raise Redraw("two sizes coincide")
         ask = ASKS[int(rng.integers(len(ASKS)))]
-        intro = (f"A GPT with model width C = {C} and vocabulary V = {fmt.integer(V)} ties its output head to "
+        intro = (f"A GPT with model width C = {fmt.integer(C)} and vocabulary V = {fmt.integer(V)} ties its output head to "
                  f"the token embedding matrix `E` of shape {fmt.shape([V, C])}. The final hidden states for a "
-                 f"batch of B = {B} sequences of T = {T} tokens have shape {fmt.shape([B, T, C])}.")
+                 f"batch of B = {fmt.integer(B)} sequences of T = {fmt.integer(T)} tokens have shape {fmt.shape([B, T, C])}.")
         params: dict[str, Any] = {"B": B, "T": T, "C": C, "V": V, "ask": ask}
         if ask == "expression":
             return self._expression(rng, intro, params)
@@ -159,7 +159,7 @@ class TiedWeights(Family):
         untied = gpt_param_count(V, T, C, L, 4 * C, tied=False)
         total = untied["total"]
         stem = (f"{intro} With {L} blocks and FFN width 4C, the tied model has "
-                f"{fmt.integer(tied['total'])} parameters (context length T = {T}). How many parameters does "
+                f"{fmt.integer(tied['total'])} parameters (context length T = {fmt.integer(T)}). How many parameters does "
                 "the same model have if the output head is **untied** (a separate matrix, no output bias)?")
         solution = (f"Untying adds one V x C matrix: {fmt.integer(V)} x {C} = {fmt.integer(V * C)}, so the "
                     f"total becomes {fmt.integer(tied['total'])} + {fmt.integer(V * C)} = {fmt.integer(total)}.")

@@ -54,6 +54,10 @@ MISTAKES = register_mistakes("uniform-baseline", [
      "That is the probability of each token; perplexity is its reciprocal."),
     ("perplexity/loss-bits", "perplexity-is-loss", "log2 V", lambda f: math.log2(f["vocab_size"]),
      "That is the loss in bits; perplexity is 2 to that power."),
+    ("perplexity/expected-guesses", "perplexity-is-expected-guesses", "(V + 1)/2",
+     lambda f: (f["vocab_size"] + 1) / 2,
+     "That is how many guesses, on average, find a uniformly drawn token; perplexity is the number "
+     "of equally likely choices, V."),
     ("perplexity/base-2", "wrong-log-base", "2^(ln V)", lambda f: 2 ** math.log(f["vocab_size"]),
      "A loss in nats is exponentiated with base e, not 2."),
     ("perplexity/bits-base-e", "wrong-log-base", "e^(log2 V)", lambda f: math.exp(math.log2(f["vocab_size"])),
@@ -65,10 +69,18 @@ MISTAKES = register_mistakes("uniform-baseline", [
 ])
 
 
+#: What a right pick is told, in the unit the question asked for.
+_CORRECT = {
+    "loss_nats": "Correct: a uniform model pays ln V nats per token.",
+    "loss_bits": "Correct: a uniform model pays log2 V bits per token.",
+    "perplexity": "Correct: a uniform model has perplexity V, as unsure as a choice among V equal tokens.",
+}
+
+
 @register_family
 class UniformBaseline(Family):
     name = "uniform-baseline"
-    version = 4  # v4: distractors drawn so the key's place in every visible order is near uniform
+    version = 5  # v5: the expected number of guesses (V + 1)/2 as a perplexity distractor
     title = "The uniform baseline"
     summary = "Loss (nats or bits) or perplexity of a model whose logits are all equal: ln V and V."
     tags = ("cross-entropy", "baseline", "perplexity")
@@ -102,8 +114,7 @@ class UniformBaseline(Family):
                     "sign of learning.")
         parameters = {"vocab_size": vocab, "ask": ask}
         wrong = wrong_options(MISTAKES, [n for n in MISTAKES if n.startswith(ask + "/")], parameters, fmt.num_tex)
-        options = numeric_options(rng, answer.value, fmt.num_tex(value), wrong,
-                                  "Correct: a uniform model pays ln V nats per token and has perplexity V.")
+        options = numeric_options(rng, answer.value, fmt.num_tex(value), wrong, _CORRECT[ask])
         return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
                      mistakes=wrong)
 

@@ -1,0 +1,228 @@
+"""Softmax values and properties: a probability from logits with a bias, a shift of every logit, a masked score row.
+
+Three tasks (``ask``):
+
+* ``probability``: logits ``z = h @ W_head + b_head`` for one position, then
+  one softmax probability;
+* ``shifted``: every logit raised by the same constant c (up to 1000, where
+  a naive ``np.exp`` overflows): what the probability becomes ("what changes
+  if ..."; nothing does);
+* ``masked``: one query's attention scores with the causal mask applied as
+  -inf before the softmax, then one key's weight.
+
+Every distractor is a probability (between 0 and 1), so no choice is ruled
+out by its range alone.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from question_bank import formatting as fmt
+from question_bank.choices import numeric_options
+from question_bank.errors import Redraw
+from question_bank.families._common import check_close, float_answer
+from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
+from question_bank.registry import Family, register_family
+from question_bank.variant import Draft
+from solutions import causal_mask, lm_head, softmax
+
+ASKS = ("probability", "shifted", "masked")
+
+#: Shifts of the ``shifted`` task; 1000 overflows ``np.exp`` in float64 (e^709.8 is the largest finite).
+SHIFTS = (1, 2, 3, 5, 10, 100, 1000)
+
+
+def _softmax_entry(scores: Sequence[float], j: int, base: float = math.e) -> float:
+    """``base**s_j / sum_k base**s_k``, shifted by the maximum so no power overflows."""
+    top = max(scores)
+    powers = [base ** (s - top) for s in scores]
+    return powers[j] / math.fsum(powers)
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+#: Every wrong value this family knows: (name, misconception, formula, compute, feedback).
+MISTAKES = register_mistakes("softmax-values", [
+    # probability: z = h @ W + b, p_j = softmax(z)_j
+    ("probability/bias-dropped", "logit-bias-dropped", "softmax(h @ W)_j",
+     lambda f: _softmax_entry(f["z_no_bias"], f["j"]),
+     "That leaves the bias out: the logits are h @ W_head + b_head = {z_text}."),
+    ("probability/base-2", "wrong-log-base", "2^z_j / sum_k 2^z_k",
+     lambda f: _softmax_entry(f["z"], f["j"], base=2.0),
+     "Softmax exponentiates with base e, not 2."),
+    ("probability/sigmoid", "sigmoid-for-softmax", "sigmoid(z_j)",
+     lambda f: _sigmoid(f["z"][f["j"]]),
+     "That scores token {j} on its own with a sigmoid; softmax normalises over all the logits {z_text}."),
+    ("probability/base-10", "wrong-log-base", "10^z_j / sum_k 10^z_k",
+     lambda f: _softmax_entry(f["z"], f["j"], base=10.0),
+     "Softmax exponentiates with base e, not 10."),
+    # shifted: every logit + c leaves the softmax unchanged
+    ("shifted/target-only", "softmax-shift-changes-probabilities", "softmax of z with only z_j + c",
+     lambda f: _softmax_entry([z + (f["c"] if k == f["j"] else 0) for k, z in enumerate(f["z"])], f["j"]),
+     "Every logit is raised by c, not only token {j}'s; the common factor e^c cancels in the ratio."),
+    ("shifted/others-only", "softmax-shift-changes-probabilities", "softmax of z with every z_k + c but z_j",
+     lambda f: _softmax_entry([z + (f["c"] if k != f["j"] else 0) for k, z in enumerate(f["z"])], f["j"]),
+     "Token {j}'s logit is raised by c too; the common factor e^c cancels in the ratio."),
+    ("shifted/divided", "softmax-shift-changes-probabilities", "softmax(z / c)_j",
+     lambda f: _softmax_entry([z / f["c"] for z in f["z"]], f["j"]),
+     "Adding c is not dividing by c (that would raise the temperature); a shift cancels."),
+    ("shifted/scaled", "softmax-shift-changes-probabilities", "softmax(c * z)_j",
+     lambda f: _softmax_entry([f["c"] * z for z in f["z"]], f["j"]),
+     "Adding c is not multiplying by c (that would change the temperature); a shift cancels."),
+    ("shifted/uniform", "softmax-shift-changes-probabilities", "1/V",
+     lambda f: 1 / len(f["z"]),
+     "A large shift does not flatten the softmax: only differences between logits matter."),
+    ("shifted/bias-dropped", "logit-bias-dropped", "softmax(h @ W)_j",
+     lambda f: _softmax_entry(f["z_no_bias"], f["j"]),
+     "The shift changes nothing, but the logits include the bias: h @ W_head + b_head = {z_text}."),
+    # masked: one query's scores, -inf where key > query, then softmax
+    ("masked/no-mask", "no-mask", "softmax over all T scores",
+     lambda f: _softmax_entry(f["scores"], f["key"]),
+     "That lets query {query} attend to later keys; the mask sets their scores to -inf first."),
+    ("masked/zero-not-inf", "mask-with-zero", "blocked scores set to 0",
+     lambda f: _softmax_entry([s if k <= f["query"] else 0.0 for k, s in enumerate(f["scores"])], f["key"]),
+     "Setting a blocked score to 0 still gives it weight e^0 = 1; the mask uses -inf, whose exp is 0."),
+    ("masked/diagonal-blocked", "mask-counts-diagonal", "softmax over keys < query",
+     lambda f: (_softmax_entry(f["scores"][:f["query"]], f["key"]) if f["key"] < f["query"] else 0.0),
+     "A query may attend to its own key: keys 0 to {query} are allowed."),
+    ("masked/past-blocked", "mask-blocks-past", "softmax over keys >= query",
+     lambda f: (_softmax_entry(f["scores"][f["query"]:], f["key"] - f["query"]) if f["key"] >= f["query"] else 0.0),
+     "The causal mask blocks the future (keys after the query), not the past."),
+    ("masked/only-itself", "attends-only-to-itself", "1 for the query's own key, else 0",
+     lambda f: 1.0 if f["key"] == f["query"] else 0.0,
+     "The mask blocks only the keys after the query; keys 0 to {query} share the weight by softmax."),
+    ("masked/base-2", "wrong-log-base", "2^s_key / sum over keys <= query of 2^s",
+     lambda f: _softmax_entry(f["scores"][:f["query"] + 1], f["key"], base=2.0),
+     "The mask is right, but softmax exponentiates with base e, not 2."),
+    ("masked/sigmoid", "sigmoid-for-softmax", "sigmoid(s_key)",
+     lambda f: _sigmoid(f["scores"][f["key"]]),
+     "That scores key {key} on its own; softmax normalises over the allowed keys 0 to {query}."),
+])
+#: Two mistakes at once, so the key is not the one choice each distractor is one step from.
+register_double_mistakes("softmax-values", MISTAKES, [
+    ("probability/bias-dropped", "probability/base-2", "2^(hW)_j / sum_k 2^(hW)_k",
+     lambda f: _softmax_entry(f["z_no_bias"], f["j"], base=2.0)),
+    ("probability/bias-dropped", "probability/sigmoid", "sigmoid((h @ W)_j)",
+     lambda f: _sigmoid(f["z_no_bias"][f["j"]])),
+    ("masked/no-mask", "probability/base-2", "2^s_key / sum over all T of 2^s",
+     lambda f: _softmax_entry(f["scores"], f["key"], base=2.0)),
+    ("shifted/others-only", "shifted/bias-dropped", "softmax of hW with every entry + c but token j's",
+     lambda f: _softmax_entry([z + (f["c"] if k != f["j"] else 0) for k, z in enumerate(f["z_no_bias"])], f["j"])),
+    ("shifted/divided", "shifted/bias-dropped", "softmax(hW / c)_j",
+     lambda f: _softmax_entry([z / f["c"] for z in f["z_no_bias"]], f["j"])),
+    ("probability/bias-dropped", "probability/base-10", "10^(hW)_j / sum_k 10^(hW)_k",
+     lambda f: _softmax_entry(f["z_no_bias"], f["j"], base=10.0)),
+])
+
+
+def _vector(values: Sequence[float]) -> str:
+    return "(" + ", ".join(fmt.exact(v) for v in values) + ")"
+
+
+@register_family
+class SoftmaxValues(Family):
+    name = "softmax-values"
+    version = 1
+    title = "Softmax: values, shifts and masks"
+    summary = "A softmax probability from logits with a bias, after shifting every logit, or under a causal mask."
+    tags = ("softmax", "lm-head", "attention")
+    subquestion_key = "ask"
+    subquestion_values = ASKS
+
+    def build(self, rng: np.random.Generator) -> Draft:
+        ask = ASKS[int(rng.integers(len(ASKS)))]
+        if ask == "masked":
+            return self._masked(rng)
+        V = int(rng.integers(3, 5))
+        hidden = rng.integers(-2, 3, size=2).astype(np.float64)          # (C,) with C = 2
+        W_head = rng.integers(-2, 3, size=(2, V)).astype(np.float64)     # (C, V)
+        b_head = rng.integers(-1, 3, size=V).astype(np.float64)          # (V,)
+        if not b_head.any():
+            raise Redraw("a zero bias would make the bias question moot")
+        j = int(rng.integers(V))
+        parameters: dict[str, Any] = {"ask": ask, "hidden": hidden.astype(int).tolist(),
+                                      "W_head": W_head.astype(int).tolist(), "b_head": b_head.astype(int).tolist(),
+                                      "j": j}
+        if ask == "shifted":
+            parameters["c"] = int(SHIFTS[int(rng.integers(len(SHIFTS)))])
+        facts = self.facts(parameters)
+        z = facts["z"]
+        value = float(softmax(lm_head(hidden[None, None], W_head, b_head))[0, 0, j])
+        setup = (f"An LM head computes the logits of one position as `z = h @ W_head + b_head` with "
+                 f"h = {_vector(hidden)}, b_head = {_vector(b_head)} and\n\n"
+                 f"{fmt.table(['W_head'] + [f'token {v}' for v in range(V)], [[f'row {r}'] + [int(w) for w in W_head[r]] for r in range(2)])}\n\n")
+        steps = (f"$z = hW + b = {_vector(facts['z_no_bias'])} + {_vector(b_head)} = {facts['z_text']}$; "
+                 f"$p_{{{j}}} = e^{{z_{{{j}}}}} / \\sum_k e^{{z_k}} = {fmt.num(value)}$.")
+        if ask == "probability":
+            stem = setup + f"What probability does the softmax of these logits give token {j}?"
+            solution = steps
+            correct = "Correct: bias added, then e^z normalised over every token."
+        else:
+            c = parameters["c"]
+            overflow = (" (In float64 `np.exp` overflows above about 709, so a naive softmax of the "
+                        "shifted logits returns nan; the question is about the exact value.)" if c >= 710 else "")
+            stem = (setup + f"Every one of these logits is now raised by the same constant c = {fmt.integer(c)}."
+                    f"{overflow} What probability does the softmax give token {j} after the shift?")
+            solution = (steps + f" Raising every logit by c multiplies each $e^{{z_k}}$ by $e^c$, which "
+                        f"cancels between numerator and denominator, so $p_{{{j}}}$ is still {fmt.num(value)}. "
+                        "The stable softmax uses exactly this: it subtracts the largest logit (a shift by "
+                        "c = -max z) so that no exponential overflows, without changing the result.")
+            correct = "Correct: a common shift cancels; softmax depends only on differences of logits."
+        wrong = wrong_options(MISTAKES, [n for n in MISTAKES if n.startswith(ask + "/")], facts, fmt.num_tex)
+        options = numeric_options(rng, value, fmt.num_tex(value), wrong, correct)
+        return Draft(parameters=parameters, stem=stem, answer=float_answer(value), options=options,
+                     solution=solution, mistakes=wrong)
+
+    def _masked(self, rng: np.random.Generator) -> Draft:
+        T = int(rng.integers(3, 6))
+        query = int(rng.integers(1, T - 1))          # a query with earlier keys and later (blocked) ones
+        key = int(rng.integers(query + 1))
+        scores = rng.integers(-2, 4, size=T).astype(np.float64)          # (T,) one query's row
+        parameters = {"ask": "masked", "scores": scores.astype(int).tolist(), "query": query, "key": key}
+        masked = np.where(causal_mask(T)[query], -np.inf, scores)        # (T,) -inf where key > query
+        weights = softmax(masked)
+        value = float(weights[key])
+        facts = self.facts(parameters)
+        stem = (f"In causal self-attention over T = {T} positions (numbered 0 to {T - 1}), query {query} has the "
+                f"scores $q \\cdot k / \\sqrt{{d}}$ = {_vector(scores)} against keys 0 to {T - 1}. The causal "
+                f"mask is applied to the scores before the softmax. What attention weight does query {query} "
+                f"give key {key}?")
+        shown = ", ".join(fmt.exact(s) if k <= query else "-\\infty" for k, s in enumerate(scores))
+        solution = (f"The mask sets the scores of keys after {query} to $-\\infty$: $({shown})$. Their "
+                    f"exponentials are 0, so the softmax runs over keys 0 to {query} only: weight of key {key} "
+                    f"$= e^{{{fmt.exact(scores[key])}}} / \\sum_{{k \\le {query}}} e^{{s_k}} = {fmt.num(value)}$.")
+        wrong = wrong_options(MISTAKES, [n for n in MISTAKES if n.startswith("masked/")], facts, fmt.num_tex)
+        options = numeric_options(rng, value, fmt.num_tex(value), wrong,
+                                  "Correct: -inf before the softmax, so blocked keys get exactly zero weight.")
+        return Draft(parameters=parameters, stem=stem, answer=float_answer(value), options=options,
+                     solution=solution, mistakes=wrong)
+
+    def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        """The logits with and without the bias (and as printed), or the masked task's parameters."""
+        if parameters["ask"] == "masked":
+            return dict(parameters)
+        hidden, W_head, b_head = parameters["hidden"], parameters["W_head"], parameters["b_head"]
+        no_bias = [float(sum(h * W_head[r][v] for r, h in enumerate(hidden))) for v in range(len(b_head))]
+        z = [a + b for a, b in zip(no_bias, b_head)]
+        return {**parameters, "z_no_bias": no_bias, "z": z, "z_text": _vector(z)}
+
+    def check(self, variant: dict[str, Any]) -> list[str]:
+        """Exact-arithmetic softmax in plain Python, the shift applied literally, the mask as a key filter."""
+        p = variant["parameters"]
+        if p["ask"] == "masked":
+            allowed = p["scores"][:p["query"] + 1]
+            expected = math.exp(p["scores"][p["key"]]) / math.fsum(math.exp(s) for s in allowed)
+        else:
+            logits = [b + sum(h * p["W_head"][r][v] for r, h in enumerate(p["hidden"]))
+                      for v, b in enumerate(p["b_head"])]
+            shift = p.get("c", 0)
+            shifted = [z + shift for z in logits]
+            # exp of the shifted logits overflows for c = 1000; scale numerator and sum by e^-shift-max by hand
+            top = max(shifted)
+            expected = math.exp(shifted[p["j"]] - top) / math.fsum(math.exp(z - top) for z in shifted)
+        return check_close(variant["answer"]["value"], expected)
