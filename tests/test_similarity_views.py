@@ -127,3 +127,19 @@ def test_two_students_sharing_a_long_repetitive_cell_cannot_stall_the_page(tmp_p
     assert time.monotonic() - started < 10
     assert f"more than {MAX_ALIGNED_TOKENS} tokens, shown without marks" in view
     assert _marks(view)                                  # the ordinary cells are still marked
+
+
+def test_a_page_spends_a_bounded_time_marking_however_many_cells_are_shared(tmp_path, monkeypatch):
+    """Under the per-cell bound, many shared cells still add up (150 cells cost three minutes): the page
+    has a time budget for marking, and the cells after it are shown unmarked, said so."""
+    import time
+    monkeypatch.setattr(section, "MARKING_SECONDS", 0.0)
+    codes = {"a": ["import math\n", LONG], "b": ["import math\n", LONG],
+             **{f"s{i}": [f"def g(a):\n    return a * {i}\n"] for i in range(8)}}
+    result = similarity_section(_graded_folder(tmp_path, codes))
+    assert [(p.a, p.b) for p in result.flagged] == [("a", "b")]
+    started = time.monotonic()
+    view = section_html(result)
+    assert time.monotonic() - started < 5
+    assert "shown without marks (this page spent its 0 s for marking)" in view
+    assert not _marks(view)

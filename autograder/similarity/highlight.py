@@ -22,9 +22,10 @@ from autograder.similarity.normalize import RENAMED, Token, _literal, _raw_token
 _SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
             tokenize.ENCODING, tokenize.ENDMARKER}
 _STRUCTURE = {"NEWLINE", "INDENT", "DEDENT"}
-#: The alignment compares every original token with every normalised one in the worst case (a
-#: cell repeating one token thousands of times); past this many of each, a cell is shown unmarked.
-MAX_ALIGNED_TOKENS = 4000
+#: The alignment compares every original token with every normalised one, and worse where the
+#: normaliser reordered tokens (a loop rewritten as a comprehension, repeated): about 10 s at this
+#: many; past it a cell is shown unmarked, and the page as a whole has a time budget besides.
+MAX_ALIGNED_TOKENS = 1500
 
 
 def marked_ranges(source: str, tokens: list[Token], matched: list[bool]) -> list[tuple[int, int]] | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -257,11 +258,31 @@ _STYLE = """
 """
 
 
-def _code_html(doc: Document, marked: frozenset[int] | set[int]) -> str:
+#: Seconds one page may spend marking matching tokens. Aligning a cell is quadratic (worse when the
+#: normaliser reordered its tokens) in the cell's length, which the student chooses, and a notebook
+#: may hold many cells: past this budget the remaining cells are shown without marks, said so.
+MARKING_SECONDS = 30.0
+
+
+class _MarkingBudget:
+    """The time one page has left for marking (see ``MARKING_SECONDS``)."""
+
+    def __init__(self) -> None:
+        self._until = time.monotonic() + MARKING_SECONDS
+
+    def spent(self) -> bool:
+        return time.monotonic() >= self._until
+
+
+def _code_html(doc: Document, marked: frozenset[int] | set[int], budget: _MarkingBudget) -> str:
     """The cells of ``doc`` that hold a marked token, escaped, the original tokens matching them marked."""
     parts = []
     for number in sorted({doc.tokens[i].cell for i in marked}):
         indices = [i for i, t in enumerate(doc.tokens) if t.cell == number]
+        if budget.spent():
+            parts.append(f'<div class="sim-note">cell {number + 1}: shown without marks (this page spent its '
+                         f'{MARKING_SECONDS:g} s for marking)</div><pre>{marked_html(doc.cells[number], [])}</pre>')
+            continue
         ranges = marked_ranges(doc.cells[number], [doc.tokens[i] for i in indices], [i in marked for i in indices])
         if ranges is None:
             parts.append(f'<div class="sim-note">cell {number + 1}: more than {MAX_ALIGNED_TOKENS} tokens, shown '
@@ -286,6 +307,7 @@ def section_html(result: SimilarityResult) -> str:
     fragment loads or runs anything.
     """
     e = html.escape
+    budget = _MarkingBudget()
     flagged, viewed = result.flagged, result.viewed
     out = [f"<style>{_STYLE}</style>", '<section class="similarity"><h2>Similarity</h2>',
            f"<p>{len(flagged)} of {len(result.pairs)} pairs sharing unusual code are flagged: they score at least "
@@ -305,7 +327,7 @@ def section_html(result: SimilarityResult) -> str:
                    f'{g.shared_tokens} tokens of code</h3><p>{", ".join(e(m) for m in g.members)}.{e(why)}</p>'
                    f'<p class="sim-note">{_functions_note(g.functions)}</p>')
         if shown is not None:
-            out.append(f'<div class="sim-side"><b>{e(g.shown)}</b>{_code_html(shown, set(g.tokens))}</div>')
+            out.append(f'<div class="sim-side"><b>{e(g.shown)}</b>{_code_html(shown, set(g.tokens), budget)}</div>')
         out.append("</div>")
     if result.not_compared:
         out.append("<p>Not compared: " + "; ".join(f"{e(s)} ({e(why)})" for s, why in result.not_compared) + "</p>")
@@ -316,8 +338,8 @@ def section_html(result: SimilarityResult) -> str:
                    f'<p class="sim-note">{p.matched_tokens} matched tokens; {_functions_note(p.functions)}</p>')
         if a is not None and b is not None:
             out.append('<div class="sim-sides">'
-                       f'<div class="sim-side"><b>{e(p.a)}</b>{_code_html(a, marks_a)}</div>'
-                       f'<div class="sim-side"><b>{e(p.b)}</b>{_code_html(b, marks_b)}</div>'
+                       f'<div class="sim-side"><b>{e(p.a)}</b>{_code_html(a, marks_a, budget)}</div>'
+                       f'<div class="sim-side"><b>{e(p.b)}</b>{_code_html(b, marks_b, budget)}</div>'
                        "</div>")
         out.append("</div>")
     if len(flagged) > len(viewed):
