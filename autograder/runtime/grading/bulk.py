@@ -187,6 +187,7 @@ def grade_entries(
         canvas = read_canvas_export(Path(canvas_gradebook), ag.assignment, canvas_column, possible=ag.possible,
                                     scale=canvas_scale, keep_scores=canvas_keep_scores) if canvas_gradebook else None
         ag.suite                          # collected once, before the pool forks
+        ag.class_probes                   # drawn once, likewise
         todo, skipped = [], 0
         hashes: dict[str, str] = {}      # each submission file is hashed once per run
         for entry in entries:

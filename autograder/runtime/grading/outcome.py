@@ -84,6 +84,11 @@ class GradeOutcome:
     #: What the student is told of a sandbox weaker than bubblewrap ('' at bubblewrap): see
     #: ``Clearance.student_note``.
     isolation_note: str = ""
+    #: Per student function, its digest on the class's shared probes (``class_probes``): ``"="``
+    #: where it matched the reference on all of them. What mistake groups are made of.
+    behaviour: tuple[tuple[str, str], ...] = ()
+    #: Notes the instructor wrote for a mistake group this submission is in: (group id, Markdown).
+    group_notes: tuple[tuple[str, str], ...] = ()
 
     @property
     def total(self) -> float:
@@ -118,6 +123,8 @@ class GradeOutcome:
         data = _fields_of(self)
         data["items"] = [_fields_of(i) for i in self.items]
         data["diagnoses"] = [_fields_of(d) for d in self.diagnoses]
+        data["behaviour"] = dict(self.behaviour)
+        data["group_notes"] = [{"group": g, "text": t} for g, t in self.group_notes]
         return data
 
     @classmethod
@@ -127,7 +134,9 @@ class GradeOutcome:
         diagnoses = tuple(Diagnosis(**d) for d in data.get("diagnoses", ()))
         return cls(**{**{k: v for k, v in data.items() if k in known}, "items": items,
                       "notes": tuple(data.get("notes", ())), "diagnoses": diagnoses,
-                      "flags": tuple(data.get("flags", ()))})
+                      "flags": tuple(data.get("flags", ())),
+                      "behaviour": tuple(sorted((str(f), str(d)) for f, d in dict(data.get("behaviour", {})).items())),
+                      "group_notes": tuple((str(n["group"]), str(n["text"])) for n in data.get("group_notes", ()))})
 
 
 @dataclass(frozen=True)
