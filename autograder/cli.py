@@ -16,7 +16,8 @@ class _Commands(click.Group):
     (the question bank, the similarity engine) took a fifth of a second off every `grader grade`."""
 
     _ELSEWHERE = {"questions": "autograder.cli_questions", "practice": "autograder.cli_practice",
-                  "report": "autograder.cli_report", "similarity": "autograder.cli_similarity"}
+                  "report": "autograder.cli_report", "similarity": "autograder.cli_similarity",
+                  "groups": "autograder.cli_groups"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self._ELSEWHERE))
@@ -99,6 +100,9 @@ def build(assignments: tuple[str, ...], output_dir: str, config_path: str | None
 @click.option("--moodle-max-grade", type=click.FloatRange(0, min_open=True), default=None, metavar="POINTS",
               help="The Moodle assignment's Maximum grade: grades are scaled to it [default: the autograder's "
                    "total; Moodle's own default is 100].")
+@click.option("--notes", "notes_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="notes.yaml: group id -> your note; every member of each mistake group gets its note "
+                   "(see `grader groups`).")
 @click.option("--isolation", type=click.Choice(["auto", "bwrap", "user", "rlimits"]), default="auto",
               show_default=True, help="Sandbox to use; auto picks the strongest that works here.")
 @click.option("--trusted-code", "trusted", is_flag=True,
@@ -106,7 +110,7 @@ def build(assignments: tuple[str, ...], output_dir: str, config_path: str | None
                    "without it such a sandbox is refused.")
 @reports_errors
 def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, canvas_gradebook, canvas_column,
-          canvas_scale, canvas_keep_scores, moodle_csv, moodle_max_grade, isolation, trusted) -> None:
+          canvas_scale, canvas_keep_scores, moodle_csv, moodle_max_grade, notes_file, isolation, trusted) -> None:
     """Grade submissions in bulk: a gradebook, results.json and feedback per student.
 
     PATHS are submission files (.ipynb, .py or the export .zip), folders of
@@ -121,10 +125,15 @@ def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, canva
       grader grade submissions/ -a dist/lm-head/autograder/autograder.zip -o graded
       grader grade export/ -a autograder.zip -o graded --canvas-csv
       grader grade canvas_download/ -a autograder.zip -o graded --canvas-gradebook grades.csv
+      grader grade submissions/ -a autograder.zip -o graded --notes course/notes.yaml
     """
     from autograder.runtime.grading.bulk import discover, grade_entries
     from autograder.runtime.grading.summary import nothing_graded, summary_lines
 
+    notes = None
+    if notes_file:
+        from autograder.groups.notes import read_notes
+        notes = read_notes(notes_file)     # read first: a malformed file is an error before grading
     found = discover(paths)
     entries = found.entries
     for line in [f"skipped {s}" for s in found.skipped] + found.warnings:
@@ -134,7 +143,8 @@ def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, canva
                                isolation=isolation, trusted=trusted, canvas_csv=canvas_csv,
                                canvas_gradebook=canvas_gradebook, canvas_column=canvas_column,
                                canvas_scale=canvas_scale, canvas_keep_scores=canvas_keep_scores,
-                               moodle_csv=moodle_csv, moodle_max_grade=moodle_max_grade, on_done=lambda entry, outcome, skipped: bar.update(1))
+                               moodle_csv=moodle_csv, moodle_max_grade=moodle_max_grade, notes=notes,
+                               on_done=lambda entry, outcome, skipped: bar.update(1))
     for line in summary_lines(result):
         echo(line)
     if result.interrupted:

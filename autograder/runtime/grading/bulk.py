@@ -134,13 +134,14 @@ def grade_batch(
     moodle_csv: bool = False,
     moodle_max_grade: float | None = None,
     on_done: Callable[[Entry, GradeOutcome, bool], None] = _no_progress,
+    notes: dict[str, str] | None = None,
 ) -> BatchResult:
     """Grade every submission under ``paths`` (see ``discover``) as ``grade_entries`` does."""
     return grade_entries(discover(paths).entries, autograder_zip, out, workers=workers, timeout=timeout, force=force,
                          isolation=isolation, trusted=trusted, canvas_csv=canvas_csv,
                          canvas_gradebook=canvas_gradebook, canvas_column=canvas_column, canvas_scale=canvas_scale,
                          canvas_keep_scores=canvas_keep_scores, moodle_csv=moodle_csv,
-                         moodle_max_grade=moodle_max_grade, on_done=on_done)
+                         moodle_max_grade=moodle_max_grade, on_done=on_done, notes=notes)
 
 
 def grade_entries(
@@ -161,8 +162,13 @@ def grade_entries(
     moodle_csv: bool = False,
     moodle_max_grade: float | None = None,
     on_done: Callable[[Entry, GradeOutcome, bool], None] = _no_progress,
+    notes: dict[str, str] | None = None,
 ) -> BatchResult:
     """Grade the discovered ``entries`` with ``autograder_zip`` into ``out``.
+
+    ``notes`` (``groups.notes.read_notes``) gives every member of a mistake group
+    the instructor's note for it, in its files and its gradebook row, before the
+    gradebooks are written.
 
     The isolation level is settled first (``policy.clear``): a level that
     cannot keep the hidden suite, the references and the other submissions
@@ -220,6 +226,9 @@ def grade_entries(
             records = [r for r in (read_record(student_folder(out, e.student)) for e in entries) if r is not None]
             if canvas is not None:
                 records = with_canvas_names(out, canvas, records)
+            if notes is not None:
+                from autograder.groups.notes import apply_notes
+                records = apply_notes(out, records, notes).records
             rows = write_gradebook(out, records, ag.questions)
             title = canvas.title if canvas is not None else (canvas_column or ag.assignment)
             canvas_file = write_canvas_gradebook(out, records, title, ag.possible,

@@ -137,7 +137,8 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, clearanc
         # After the verdicts and the notes on them: a probe changes neither.
         lost = {i.question for i in items if not i.passed}
         wrong = [f for q in ag.questions if q in lost for f in ag.functions.get(q, ())]
-        behaviour = probes.behaviour(_probe_call(session), wrong) if probes is not None and loaded.loaded else {}
+        found = probes.behaviour(_probe_call(session), wrong) if probes is not None and loaded.loaded else {}
+        behaviour = tuple((q, f, found[f]) for q in ag.questions for f in ag.functions.get(q, ()) if f in found)
         stdout = session.load_stdout
         if session.load_stdout_dropped:
             kept = len(stdout.encode("utf-8"))
@@ -153,7 +154,7 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, clearanc
                                                ("load-error", bool(loaded.cell_errors))) if present)
     return GradeOutcome(student, ag.assignment, status, level, items, ag.possible, tuple(notes),
                         stdout, time.perf_counter() - start, submission, diagnoses, flags,
-                        clearance.student_note, tuple(sorted(behaviour.items())))
+                        clearance.student_note, behaviour)
 
 
 def rejected_outcome(ag: LoadedAutograder, student: str, reason: str, submission: str) -> GradeOutcome:
