@@ -16,7 +16,8 @@ class _Commands(click.Group):
     (the question bank, the similarity engine) took a fifth of a second off every `grader grade`."""
 
     _ELSEWHERE = {"questions": "autograder.cli_questions", "practice": "autograder.cli_practice",
-                  "report": "autograder.cli_report", "similarity": "autograder.cli_similarity"}
+                  "report": "autograder.cli_report", "similarity": "autograder.cli_similarity",
+                  "groups": "autograder.cli_groups"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(self._ELSEWHERE))
@@ -103,6 +104,9 @@ def build(assignments: tuple[str, ...], output_dir: str, config_path: str | None
               help="Moodle's grading worksheet of the assignment (Download grading worksheet): checks whose "
                    "each folder of a Moodle download is, reads team downloads (every member of a group graded "
                    "on its file), and implies --moodle-csv; its Maximum Grade is the default --moodle-max-grade.")
+@click.option("--notes", "notes_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="notes.yaml: group id -> your note; every member of each mistake group gets its note "
+                   "(see `grader groups`).")
 @click.option("--isolation", type=click.Choice(["auto", "bwrap", "user", "rlimits"]), default="auto",
               show_default=True, help="Sandbox to use; auto picks the strongest that works here.")
 @click.option("--trusted-code", "trusted", is_flag=True,
@@ -110,8 +114,8 @@ def build(assignments: tuple[str, ...], output_dir: str, config_path: str | None
                    "without it such a sandbox is refused.")
 @reports_errors
 def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, canvas_gradebook, canvas_column,
-          canvas_scale, canvas_keep_scores, moodle_csv, moodle_max_grade, moodle_worksheet, isolation,
-          trusted) -> None:
+          canvas_scale, canvas_keep_scores, moodle_csv, moodle_max_grade, moodle_worksheet, notes_file,
+          isolation, trusted) -> None:
     """Grade submissions in bulk: a gradebook, results.json and feedback per student.
 
     PATHS are submission files (.ipynb, .py or the export .zip), folders of
@@ -127,10 +131,15 @@ def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, canva
       grader grade export/ -a autograder.zip -o graded --canvas-csv
       grader grade canvas_download/ -a autograder.zip -o graded --canvas-gradebook grades.csv
       grader grade moodle_download/ -a autograder.zip -o graded --moodle-worksheet Grades-CS101-LM-77.csv
+      grader grade submissions/ -a autograder.zip -o graded --notes course/notes.yaml
     """
     from autograder.runtime.grading.bulk import discover, grade_entries, moodle_options
     from autograder.runtime.grading.summary import nothing_graded, summary_lines
 
+    notes = None
+    if notes_file:
+        from autograder.groups.notes import read_notes
+        notes = read_notes(notes_file)     # read first: a malformed file is an error before grading
     participants, moodle_csv, moodle_max_grade = moodle_options(moodle_worksheet, moodle_csv, moodle_max_grade)
     found = discover(paths, participants)
     entries = found.entries
@@ -141,7 +150,8 @@ def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, canva
                                isolation=isolation, trusted=trusted, canvas_csv=canvas_csv,
                                canvas_gradebook=canvas_gradebook, canvas_column=canvas_column,
                                canvas_scale=canvas_scale, canvas_keep_scores=canvas_keep_scores,
-                               moodle_csv=moodle_csv, moodle_max_grade=moodle_max_grade, on_done=lambda entry, outcome, skipped: bar.update(1))
+                               moodle_csv=moodle_csv, moodle_max_grade=moodle_max_grade, notes=notes,
+                               on_done=lambda entry, outcome, skipped: bar.update(1))
     for line in summary_lines(result):
         echo(line)
     if result.interrupted:

@@ -384,6 +384,13 @@ def _similarity_fragment(out_dir: Path) -> Markup:
         return Markup(f'<p class="note">Not compared: {escape(str(exc))}</p>')
 
 
+def _groups_fragment(records: tuple[GradeRecord, ...]) -> Markup:
+    """The mistake-groups section (``autograder.groups``), rendered by this page's environment."""
+    from autograder.groups.class_groups import class_groups
+    from autograder.groups.section import SECTION_TEMPLATE, section_context
+    return Markup(_environment().get_template(SECTION_TEMPLATE).render(**section_context(class_groups(records))))
+
+
 def build_report(out_dir: Path, similarity: bool = False) -> str:
     """The class report of a ``grader grade`` output folder, as one HTML page.
 
@@ -416,6 +423,7 @@ def build_report(out_dir: Path, similarity: bool = False) -> str:
         diagnosed_students=sum(1 for r in records if r.outcome.mistakes),
         desk=desk_rows(out_dir, records),
         similarity=_similarity_fragment(out_dir) if similarity else None,
+        groups=_groups_fragment(records),
     )
 
 

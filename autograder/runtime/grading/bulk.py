@@ -146,6 +146,7 @@ def grade_batch(
     moodle_max_grade: float | None = None,
     moodle_worksheet: str | Path | None = None,
     on_done: Callable[[Entry, GradeOutcome, bool], None] = _no_progress,
+    notes: dict[str, str] | None = None,
 ) -> BatchResult:
     """Grade every submission under ``paths`` (see ``discover``) as ``grade_entries`` does; with
     ``moodle_worksheet``, Moodle folders are placed by it and its Maximum Grade is the default."""
@@ -154,7 +155,7 @@ def grade_batch(
                          isolation=isolation, trusted=trusted, canvas_csv=canvas_csv,
                          canvas_gradebook=canvas_gradebook, canvas_column=canvas_column, canvas_scale=canvas_scale,
                          canvas_keep_scores=canvas_keep_scores, moodle_csv=moodle_csv,
-                         moodle_max_grade=moodle_max_grade, on_done=on_done)
+                         moodle_max_grade=moodle_max_grade, on_done=on_done, notes=notes)
 
 
 def grade_entries(
@@ -175,8 +176,13 @@ def grade_entries(
     moodle_csv: bool = False,
     moodle_max_grade: float | None = None,
     on_done: Callable[[Entry, GradeOutcome, bool], None] = _no_progress,
+    notes: dict[str, str] | None = None,
 ) -> BatchResult:
     """Grade the discovered ``entries`` with ``autograder_zip`` into ``out``.
+
+    ``notes`` (``groups.notes.read_notes``) gives every member of a mistake group
+    the instructor's note for it, in its files and its gradebook row, before the
+    gradebooks are written.
 
     The isolation level is settled first (``policy.clear``): a level that
     cannot keep the hidden suite, the references and the other submissions
@@ -201,6 +207,7 @@ def grade_entries(
         canvas = read_canvas_export(Path(canvas_gradebook), ag.assignment, canvas_column, possible=ag.possible,
                                     scale=canvas_scale, keep_scores=canvas_keep_scores) if canvas_gradebook else None
         ag.suite                          # collected once, before the pool forks
+        ag.class_probes                   # drawn once, likewise
         todo, skipped = [], 0
         hashes: dict[str, str] = {}      # each submission file is hashed once per run
         for entry in entries:
@@ -233,6 +240,9 @@ def grade_entries(
             records = [r for r in (read_record(student_folder(out, e.student)) for e in entries) if r is not None]
             if canvas is not None:
                 records = with_canvas_names(out, canvas, records)
+            if notes is not None:
+                from autograder.groups.notes import apply_notes
+                records = apply_notes(out, records, notes).records
             rows = write_gradebook(out, records, ag.questions)
             title = canvas.title if canvas is not None else (canvas_column or ag.assignment)
             canvas_file = write_canvas_gradebook(out, records, title, ag.possible,

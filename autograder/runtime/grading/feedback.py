@@ -13,6 +13,9 @@ def _summary(outcome: GradeOutcome) -> str:
     if outcome.status != "graded":
         lines.append(f"Status: **{outcome.status}**.")
     lines += [f"- {note}" for note in outcome.notes]
+    for _, text in outcome.group_notes:
+        # The instructor's own Markdown, written once for everyone whose code does the same thing.
+        lines += ["", "**A note from your instructor:**", "", text]
     if outcome.stdout.strip():
         # Output the sandbox did not keep is counted in a note of the grader's own (never
         # read back from this text, which the student wrote).
@@ -47,7 +50,7 @@ def results_json(outcome: GradeOutcome, visibility: str = "visible") -> dict:
         "extra_data": {"student": outcome.student, "status": outcome.status,
                        "isolation": outcome.isolation, "assignment": outcome.assignment,
                        "mistakes": list(outcome.mistakes), "possible": outcome.possible,
-                       "flags": list(outcome.flags)},
+                       "flags": list(outcome.flags), "groups": [g for g, _ in outcome.group_notes]},
     }
 
 

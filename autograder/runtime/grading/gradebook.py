@@ -38,7 +38,8 @@ def gradebook_row(record: GradeRecord, questions: tuple[str, ...]) -> dict[str, 
     outcome, entry = record.outcome, record.entry
     scores = outcome.question_scores()
     # Every note, graded or not: a cell that raised costs points and must show here too.
-    notes = [n for n in (entry.note, *outcome.notes) if n] or ([outcome.status] if outcome.status != "graded" else [])
+    group_notes = [f"instructor note ({group}): {' '.join(text.split())}" for group, text in outcome.group_notes]
+    notes = [n for n in (entry.note, *outcome.notes, *group_notes) if n] or ([outcome.status] if outcome.status != "graded" else [])
     text = {"student": entry.student, "name": entry.name, "email": entry.email, "status": outcome.status,
             "flags": ";".join(outcome.flags), "mistakes": ";".join(outcome.mistakes),
             "submission": str(entry.path), "note": " | ".join(notes)[:500], "isolation": outcome.isolation}

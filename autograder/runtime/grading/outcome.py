@@ -84,6 +84,12 @@ class GradeOutcome:
     #: What the student is told of a sandbox weaker than bubblewrap ('' at bubblewrap): see
     #: ``Clearance.student_note``.
     isolation_note: str = ""
+    #: (question, function, digest) for each function of a question that lost points: its digest on
+    #: the class's shared probes (``class_probes``), ``"="`` where it matched the reference on all
+    #: of them. What mistake groups (``autograder.groups``) are made of.
+    behaviour: tuple[tuple[str, str, str], ...] = ()
+    #: Notes the instructor wrote for a mistake group this submission is in: (group id, Markdown).
+    group_notes: tuple[tuple[str, str], ...] = ()
 
     @property
     def total(self) -> float:
@@ -118,6 +124,8 @@ class GradeOutcome:
         data = _fields_of(self)
         data["items"] = [_fields_of(i) for i in self.items]
         data["diagnoses"] = [_fields_of(d) for d in self.diagnoses]
+        data["behaviour"] = [{"question": q, "function": f, "digest": d} for q, f, d in self.behaviour]
+        data["group_notes"] = [{"group": g, "text": t} for g, t in self.group_notes]
         return data
 
     @classmethod
@@ -127,7 +135,10 @@ class GradeOutcome:
         diagnoses = tuple(Diagnosis(**d) for d in data.get("diagnoses", ()))
         return cls(**{**{k: v for k, v in data.items() if k in known}, "items": items,
                       "notes": tuple(data.get("notes", ())), "diagnoses": diagnoses,
-                      "flags": tuple(data.get("flags", ()))})
+                      "flags": tuple(data.get("flags", ())),
+                      "behaviour": tuple((str(b["question"]), str(b["function"]), str(b["digest"]))
+                                         for b in data.get("behaviour", ())),
+                      "group_notes": tuple((str(n["group"]), str(n["text"])) for n in data.get("group_notes", ()))})
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ def _init_worker(ag: LoadedAutograder, limits: Limits, clearance: Clearance) -> 
     server = ForkServer(limits, clearance.level)
     warm = server if server.usable else WarmStart(limits, clearance.level)
     multiprocessing.util.Finalize(None, warm.close, exitpriority=10)
-    _worker_state.update(ag=ag, limits=limits, clearance=clearance, warm=warm)
+    _worker_state.update(ag=ag, limits=limits, clearance=clearance, warm=warm, probes=ag.class_probes)
 
 
 def _grade_entry(entry: Entry) -> tuple[Entry, GradeOutcome]:
@@ -50,7 +50,7 @@ def _grade_entry(entry: Entry) -> tuple[Entry, GradeOutcome]:
         return entry, rejected_outcome(s["ag"], entry.student, entry.refused, entry.path.name)
     try:
         outcome = grade_submission(entry.path, s["ag"], entry.student, s["clearance"], limits=s["limits"],
-                                   warm=s["warm"])
+                                   warm=s["warm"], probes=s["probes"])
     except Exception as exc:   # one bad submission never stops the batch
         # The student reads this note: the folders above the submission are the instructor's.
         said = f"{type(exc).__name__}: {exc}".replace(str(entry.path), entry.path.name)

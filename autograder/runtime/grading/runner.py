@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from autograder.runtime.class_probes import ClassProbes
 from autograder.runtime.grading.demo_cells import without_demo_cells
 from autograder.runtime.grading.extract import Program, attempted, defining_cell, extract_program
 from autograder.runtime.grading.intake import IntakeLimits, Rejected, read_submission
@@ -87,14 +88,29 @@ def _not_run(ag: LoadedAutograder, message: str) -> tuple[ItemOutcome, ...]:
     return tuple(ItemOutcome(q, test, points, False, message) for q in ag.questions for test, points in ag.items[q])
 
 
+def _probe_call(session: SandboxSession) -> Any:
+    """A call of the student's function on a class probe, as ``ClassProbes.behaviour`` wants it."""
+    def probe(function: str, args: tuple) -> tuple[bool, Any]:
+        result = session.call(function, *args)
+        if result.ok:
+            return True, result.value
+        kind = result.error.type_name   # the student's text: only its digest is kept
+        return False, f"{result.error.kind}:{getattr(kind, 'raw', kind)}"
+    return probe
+
+
 def grade_program(program: Program, ag: LoadedAutograder, student: str, clearance: Clearance, *,
-                  limits: Limits = Limits(), submission: str = "", warm: Any = None) -> GradeOutcome:
+                  limits: Limits = Limits(), submission: str = "", warm: Any = None,
+                  probes: ClassProbes | None = None) -> GradeOutcome:
     """Run ``program`` in a sandbox and judge it with the hidden suite.
 
     ``clearance`` is the isolation level ``policy.clear`` accepted for this
     grading run. The hidden inputs are drawn from the build's secret and the
     program's digest. ``warm`` is a ``WarmStart`` or ``ForkServer`` the
-    sandbox takes its workers from (see ``SandboxSession``).
+    sandbox takes its workers from (see ``SandboxSession``). With ``probes``,
+    the functions are called on the class's shared probes after the hidden
+    suite, and the outcome's ``behaviour`` says what they returned (for
+    mistake groups); nothing else in the outcome depends on them.
     """
     start = time.perf_counter()
     notes = list(program.notes)
@@ -120,13 +136,19 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, clearanc
         else:
             items, diagnoses = _not_run(ag, "Not run: your notebook did not finish loading."), ()
         notes += _hang_notes(program, session.hung)
+        printed_in_calls = session.call_output_bytes
+        # After the verdicts and the notes on them: a probe changes neither.
+        lost = {i.question for i in items if not i.passed}
+        wrong = [f for q in ag.questions if q in lost for f in ag.functions.get(q, ())]
+        found = probes.behaviour(_probe_call(session), wrong) if probes is not None and loaded.loaded else {}
+        behaviour = tuple((q, f, found[f]) for q in ag.questions for f in ag.functions.get(q, ()) if f in found)
         stdout = session.load_stdout
         if session.load_stdout_dropped:
             kept = len(stdout.encode("utf-8"))
             notes.append(f"Output truncated: your notebook printed about {kept + session.load_stdout_dropped:,} "
                          f"bytes while it ran; the grader kept the first {kept:,} and dropped the rest.")
-        if session.call_output_bytes:
-            notes.append(f"Your functions wrote about {session.call_output_bytes:,} bytes of output (prints, or "
+        if printed_in_calls:
+            notes.append(f"Your functions wrote about {printed_in_calls:,} bytes of output (prints, or "
                          "warnings such as NumPy's overflow warnings) while the hidden tests called them; that "
                          "output is not shown, since it would show the hidden inputs.")
     # The worker is gone; only now is the outcome assembled.
@@ -135,7 +157,7 @@ def grade_program(program: Program, ag: LoadedAutograder, student: str, clearanc
                                                ("load-error", bool(loaded.cell_errors))) if present)
     return GradeOutcome(student, ag.assignment, status, level, items, ag.possible, tuple(notes),
                         stdout, time.perf_counter() - start, submission, diagnoses, flags,
-                        clearance.student_note)
+                        clearance.student_note, behaviour)
 
 
 def rejected_outcome(ag: LoadedAutograder, student: str, reason: str, submission: str) -> GradeOutcome:
@@ -163,7 +185,7 @@ def failed_outcome(ag: LoadedAutograder, student: str, reason: str, submission: 
 
 def grade_submission(path: str | Path, ag: LoadedAutograder, student: str, clearance: Clearance, *,
                      limits: Limits = Limits(), intake_limits: IntakeLimits = IntakeLimits(),
-                     warm: Any = None) -> GradeOutcome:
+                     warm: Any = None, probes: ClassProbes | None = None) -> GradeOutcome:
     """Grade the file at ``path``; a submission that cannot be read scores 0 with the reason."""
     path = Path(path)
     try:
@@ -171,4 +193,4 @@ def grade_submission(path: str | Path, ag: LoadedAutograder, student: str, clear
     except Rejected as exc:
         return rejected_outcome(ag, student, str(exc), path.name)
     return grade_program(extract_program(submission), ag, student, clearance, limits=limits,
-                         submission=submission.source, warm=warm)
+                         submission=submission.source, warm=warm, probes=probes)

@@ -27,6 +27,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from autograder.runtime.class_probes import ClassProbes, capture_class_probes
 from autograder.runtime.catalogue import CATALOGUE_FILE, Catalogue, load_catalogue
 from autograder.runtime.errors import GraderError
 from autograder.runtime.hidden_suite import HiddenSuite, hidden_test_path
@@ -94,6 +95,12 @@ class LoadedAutograder:
         """The hidden suite, collected once."""
         self._reference_path()
         return HiddenSuite(self.hidden_paths, self.items, self.catalogue)
+
+    @functools.cached_property
+    def class_probes(self) -> ClassProbes:
+        """The class's shared probes (``class_probes``): made once, before the grading processes fork."""
+        suite = self.suite
+        return capture_class_probes(self.assignment, suite.cases, self.functions, self.catalogue.reference)
 
     def _reference_path(self) -> None:
         # The hidden tests and the catalogue import ``solutions``: the copy

@@ -1,0 +1,219 @@
+"""Probe inputs shared by a whole class, and a digest of what one submission returns on them.
+
+Hidden inputs differ per submission (drawn from the build's secret and the submission's code), so
+two students' outputs on them cannot be compared. Grouping a class's wrong results by behaviour
+(``autograder.groups``) needs inputs that are the same for everyone: these. They are the arguments
+the hidden tests' own code builds for the first call of each function, drawn from a public seed
+named after the assignment, never from the secret, so they show nothing of any submission's hidden
+inputs. Each submission's functions are called on them in its sandbox, like every other call of
+student code, after the hidden suite has judged it: its verdicts are already made. Nothing of the
+probes reaches the student; ``outcome.json`` keeps, per function, ``"="`` where every probe output
+matches the reference, or a short digest of the outputs.
+
+A digest ignores round-off: arrays are reduced to their shape, dtype, size of values and a few
+random projections, each rounded (see ``output_digest``), so two students who compute the same
+thing in other styles (``np.mean`` or a sum over ``N``, float32 inside) get the same digest, while
+two different mistakes almost surely do not.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import io
+import contextlib
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+import numpy as np
+
+#: Probes per function: the largest argument sets of its question's tests under ``PROBE_ELEMENTS``.
+PROBES_PER_FUNCTION = 2
+#: Most array elements one probe's arguments may hold: a probe call must cost the submission
+#: about as little as a small hidden test's call.
+PROBE_ELEMENTS = 4096
+#: Digest of a function whose outputs on every probe match the reference's.
+RIGHT = "="
+#: Random projections of an array output that enter its digest.
+PROJECTIONS = 3
+#: Digits kept of a projection (relative to the array's size of values) and of that size.
+PROJECTION_DECIMALS = 2
+MAGNITUDE_DIGITS = 3
+#: Below this size of values an output counts as zeros (round-off of a zero result).
+ZERO_BELOW = 1e-12
+
+
+def probe_seed(assignment: str) -> int:
+    """The class-level seed of ``assignment``'s probes: public and fixed, so the probes (and the
+    group ids made from their outputs) are the same on every rerun and for every build."""
+    digest = hashlib.blake2b(f"lmhead-class-probes:{assignment}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+class _Captured(BaseException):
+    """Stops a hidden test at its first call of a student function (a BaseException: the judge's
+    ``except Exception`` must not turn it into feedback)."""
+
+    def __init__(self, name: str, args: tuple):
+        super().__init__(name)
+        self.name, self.args_seen = name, args
+
+
+class _CapturingStudent:
+    """A student namespace whose every function records its arguments and stops the test."""
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def captured(*args: Any, **kwargs: Any) -> Any:
+            raise _Captured(name, copy.deepcopy(args) if not kwargs else ())
+        captured.__name__ = name
+        return captured
+
+
+def _elements(args: tuple) -> int:
+    return sum(int(a.size) for a in args if isinstance(a, np.ndarray))
+
+
+@dataclass(frozen=True)
+class ClassProbes:
+    """Per student function, the probe argument sets and the reference's outputs on them."""
+
+    assignment: str
+    inputs: Mapping[str, tuple[tuple, ...]]
+    reference: Mapping[str, tuple[Any, ...]]
+
+    def behaviour(self, call: Callable[[str, tuple], tuple[bool, Any]], functions: Iterable[str]) -> dict[str, str]:
+        """The digest on the probes of each of ``functions`` (those of the questions that lost points:
+        a right one is in no group, and is not called again); ``call(name, args)`` runs the student's
+        function in the sandbox and returns ``(ok, value)``, ``value`` naming the error where not ok."""
+        from autograder.runtime.diagnosis import values_match
+
+        found: dict[str, str] = {}
+        for function in functions:
+            inputs = self.inputs.get(function)
+            if not inputs:
+                continue
+            results = [call(function, args) for args in inputs]
+            if all(ok and values_match(value, right) and _same_dtypes(value, right)
+                   for (ok, value), right in zip(results, self.reference[function])):
+                found[function] = RIGHT
+            else:
+                found[function] = _digest("|".join(output_digest(v) if ok else f"error:{v}" for ok, v in results))
+        return found
+
+
+def capture_class_probes(assignment: str, cases: Iterable[Any], functions: Mapping[str, tuple[str, ...]],
+                         reference_of: Callable[[str], Callable]) -> ClassProbes:
+    """Run each hidden test up to its first call of a student function, with the rng of the class
+    seed, and keep for every function of the test's question up to ``PROBES_PER_FUNCTION`` of the
+    argument sets built for it (the largest under ``PROBE_ELEMENTS``). Only trusted code runs here.
+
+    ``cases`` are the hidden suite's ``Case`` objects; ``functions`` maps a question to its student
+    functions; ``reference_of`` gives a function's reference, whose outputs are computed once.
+    """
+    from autograder.runtime.hidden_suite import rng_for_test
+
+    seed = probe_seed(assignment)
+    seen: dict[str, list[tuple]] = {}
+    for case in cases:
+        wanted = functions.get(case.question, ())
+        if not wanted:
+            continue
+        values = {"student": _CapturingStudent(), "rng": rng_for_test(seed, case.name)}
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                case.function(**{f: values[f] for f in case.fixtures}, **case.params)
+        except _Captured as stop:
+            if stop.name in wanted and stop.args_seen and _elements(stop.args_seen) <= PROBE_ELEMENTS:
+                seen.setdefault(stop.name, []).append(stop.args_seen)
+        except Exception:                 # a test that cannot run without a student gives no probe
+            continue
+    inputs: dict[str, tuple[tuple, ...]] = {}
+    reference: dict[str, tuple[Any, ...]] = {}
+    for function, found in seen.items():
+        # The largest first: small cases (B = T = 1) cannot tell a mean from a sum.
+        chosen = sorted(found, key=_elements, reverse=True)[:PROBES_PER_FUNCTION]
+        right = reference_of(function)
+        try:
+            outputs = tuple(right(*copy.deepcopy(args)) for args in chosen)
+        except Exception:                 # noqa: BLE001 - a probe the reference refuses is no probe
+            continue
+        inputs[function], reference[function] = tuple(chosen), outputs
+    return ClassProbes(assignment, inputs, reference)
+
+
+def _same_dtypes(value: Any, right: Any) -> bool:
+    """Whether every array in ``value`` has the dtype of its place in ``right``: a float32 result
+    within float64's tolerance is still another result (the hidden tests check dtypes)."""
+    if isinstance(right, np.ndarray):
+        return isinstance(value, np.ndarray) and value.dtype == right.dtype
+    if isinstance(right, (tuple, list)) and isinstance(value, (tuple, list)) and len(value) == len(right):
+        return all(_same_dtypes(v, r) for v, r in zip(value, right))
+    if isinstance(right, dict) and isinstance(value, dict):
+        return all(_same_dtypes(value.get(k), r) for k, r in right.items())
+    return True
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def _rounded(value: float, digits: int) -> str:
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return "0" if abs(value) < ZERO_BELOW else f"{value:.{digits - 1}e}"
+
+
+def _array_digest(array: np.ndarray) -> str:
+    head = f"a{array.shape}{array.dtype.str}"
+    if array.dtype.kind in "biu":          # whole numbers and masks: exact
+        return head + _digest(np.ascontiguousarray(array).tobytes().hex())
+    values = np.asarray(array, dtype=np.complex128 if array.dtype.kind == "c" else np.float64).ravel()
+    if values.dtype.kind == "c":
+        values = np.concatenate([values.real, values.imag])
+    finite = np.isfinite(values)
+    counts = f"n{int(np.isnan(values).sum())}p{int(np.isposinf(values).sum())}m{int(np.isneginf(values).sum())}"
+    kept = np.where(finite, values, 0.0)
+    size = float(np.sqrt(np.mean(kept ** 2))) if kept.size else 0.0
+    if size < ZERO_BELOW:
+        return f"{head}{counts}zero"
+    rng = np.random.default_rng(kept.size)
+    directions = rng.standard_normal((PROJECTIONS, kept.size)) / math.sqrt(kept.size)
+    projected = directions @ (kept / size)
+    return f"{head}{counts}s{_rounded(size, MAGNITUDE_DIGITS)}p" + ",".join(
+        f"{p:.{PROJECTION_DECIMALS}f}" for p in projected)
+
+
+def output_digest(value: Any) -> str:
+    """A text naming ``value`` up to round-off: what two outputs share when they are the same result.
+
+    Whatever the sandbox returned is only read here, never shown: strings and dict keys enter
+    as digests of their text.
+    """
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, (int, np.integer)):
+        return f"i{int(value)}"
+    if isinstance(value, (float, np.floating)):
+        number = float(value)
+        if number.is_integer() and abs(number) < 2 ** 53:
+            return f"i{int(number)}"           # a count computed in floats is the same count
+        return f"f{_rounded(number, MAGNITUDE_DIGITS + 1)}"
+    if isinstance(value, (complex, np.complexfloating)):
+        return f"c{_rounded(value.real, 4)},{_rounded(value.imag, 4)}"
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biufc":
+        return output_digest(value[()])        # a loss returned as np.mean(...) is a number
+    if isinstance(value, np.ndarray):
+        return _array_digest(value)
+    if isinstance(value, str):
+        return "s" + _digest(value)
+    if isinstance(value, (tuple, list)):
+        return "(" + ",".join(output_digest(v) for v in value) + ")"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_digest(str(k))}:{output_digest(value[k])}"
+                              for k in sorted(value, key=str)) + "}"
+    return "t" + _digest(type(value).__name__)

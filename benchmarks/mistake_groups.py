@@ -1,0 +1,121 @@
+"""Measure mistake groups on a class built from a blind corpus (issue 31).
+
+Each case of ``tests/blind/<corpus>/<assignment>`` is repeated ``--copies`` times, each copy with
+other comments and another spelling of the NumPy module (``np.`` or ``numpy.``): textual style
+only, the computation is the case's. The class is graded (with the class probes), grouped, and
+measured against the corpus truth (each mistake case is one cause, of its ``function``):
+
+- purity: no group of a case's own function holds two causes; groups of another function (a
+  right ``lm_head_backward`` failing only the test that uses the student's own ``lm_head``) are
+  counted apart, as they gather every cause of the function they depend on;
+- splits: causes with 3 or more submissions whose copies landed in more than one group;
+- reads: how many unnamed groups, largest loss first, cover 90% of the points lost in unnamed
+  groups, against the number of submissions in unnamed groups;
+- time: grouping the graded records (reading excluded), scaled up to 1,000 submissions by
+  repeating the records.
+
+    python benchmarks/mistake_groups.py --corpus a --assignment lm-head --copies 5
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from autograder.build import build  # noqa: E402
+from autograder.groups.class_groups import class_groups  # noqa: E402
+from autograder.runtime.grading.bulk import grade_batch  # noqa: E402
+from autograder.runtime.grading.outcome import read_record, record_folders  # noqa: E402
+
+
+def variant(text: str, number: int) -> str:
+    """The case's code in another textual style: comments, and ``numpy.`` for ``np.`` in odd copies."""
+    lines = [f"# submission variant {number}", *text.splitlines()]
+    if number % 2:
+        lines.insert(1, "import numpy")
+        lines = [line.replace("np.", "numpy.") if not line.lstrip().startswith(("import", "from")) else line
+                 for line in lines]
+    return "\n".join(f"{line}  # v{number}" if line.strip().startswith("return") else line for line in lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--corpus", default="a")
+    parser.add_argument("--assignment", default="lm-head")
+    parser.add_argument("--copies", type=int, default=5)
+    args = parser.parse_args()
+    corpus = ROOT / "tests" / "blind" / args.corpus
+    cases = {c["case"]: c for c in json.loads((corpus / "cases.json").read_text()) if c["assignment"] == args.assignment}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        zip_path = build([args.assignment], tmp / "dist", None, verify=False)[0].autograder_zip
+        (tmp / "class").mkdir()
+        cause = {}
+        for name, case in cases.items():
+            text = (corpus / args.assignment / f"{name}.py").read_text(encoding="utf-8")
+            for number in range(args.copies):
+                student = f"{name}__{number}"
+                (tmp / "class" / f"{student}.py").write_text(variant(text, number), encoding="utf-8")
+                cause[student] = case
+        began = time.perf_counter()
+        grade_batch([tmp / "class"], zip_path, tmp / "out", timeout=60)
+        graded = time.perf_counter() - began
+        records = [read_record(f) for f in record_folders(tmp / "out")]
+    began = time.perf_counter()
+    found = class_groups(records)
+    grouping = time.perf_counter() - began
+    scaled = [replace(r, entry=replace(r.entry, student=f"{r.entry.student}~{k}"))
+              for k in range(-(-1000 // len(records))) for r in records][:1000]
+    began = time.perf_counter()
+    class_groups(scaled)
+    grouping_1000 = time.perf_counter() - began
+
+    mixed_own, mixed_other, own_groups = [], [], 0
+    group_of: dict[str, set[str]] = defaultdict(set)       # a cause -> the groups of its own function
+    for g in found.groups:
+        causes = {cause[r.entry.student]["case"] for r in g.members}
+        own = [r for r in g.members if cause[r.entry.student]["function"] in g.unit.split("+")]
+        if own:
+            own_groups += 1
+            for r in own:
+                group_of[cause[r.entry.student]["case"]].add(g.id)
+            if len({cause[r.entry.student]["case"] for r in own}) > 1 or len(own) != g.size:
+                mixed_own.append((g.id, sorted(causes)))
+        elif len(causes) > 1:
+            mixed_other.append((g.id, g.size, len(causes)))
+    wrong = [c for c in cases.values() if c["kind"] == "mistake"]
+    split = [c["case"] for c in wrong if len(group_of.get(c["case"], ())) > 1]
+    missing = [c["case"] for c in wrong if c["case"] not in group_of]
+    unnamed = sorted((g for g in found.groups if not g.named), key=lambda g: -g.points_lost)
+    total = sum(g.points_lost for g in unnamed)
+    reads, covered = 0, 0.0
+    for g in unnamed:
+        if covered >= 0.9 * total:
+            break
+        reads, covered = reads + 1, covered + g.points_lost
+    unnamed_students = len({r.entry.student for g in unnamed for r in g.members})
+    correct_in_groups = sorted({r.entry.student for g in found.groups for r in g.members
+                                if cause[r.entry.student]["kind"] == "correct"})
+    print(f"class: {len(records)} submissions ({len(cases)} cases x {args.copies}), graded in {graded:.1f} s")
+    print(f"groups: {len(found.groups)} ({len(unnamed)} unnamed); {own_groups} of a case's own function")
+    print(f"purity: {len(mixed_own)} groups of a case's own function mix causes {mixed_own[:5]}")
+    print(f"        {len(mixed_other)} groups of another function gather several causes {mixed_other[:5]}")
+    print(f"splits: {len(split)} of {len(wrong)} mistake causes split over groups {split[:10]}")
+    print(f"        {len(missing)} mistake causes in no group of their function (not caught, or blamed elsewhere) {missing[:10]}")
+    print(f"correct submissions in a group: {len(correct_in_groups)} {correct_in_groups[:5]}")
+    print(f"reads: {reads} unnamed groups cover 90% of the {total:g} points lost in unnamed groups; "
+          f"{unnamed_students} submissions are in unnamed groups (ratio {reads / max(unnamed_students, 1):.3f})")
+    print(f"time: grouping {len(records)} records {grouping * 1000:.0f} ms; 1,000 records {grouping_1000 * 1000:.0f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+"""Mistake groups end to end: does a class built from known mistakes (three students per mistake,
+each written in another style, and a few unnamed singles) group exactly by mistake? Are the ids the
+same on a rerun? Does a note reach every member's feedback, results.json and gradebook row, and no
+one else, a late submission with the same behaviour included? Does student code stay inert on the
+report page?"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from autograder.build import build
+from autograder.groups.class_groups import class_groups
+from autograder.groups.run import run_groups
+from autograder.report import build_report
+from autograder.runtime.class_probes import output_digest
+from autograder.runtime.grading.bulk import grade_batch
+from autograder.runtime.grading.outcome import read_record, record_folders
+
+BASELINE = Path(__file__).parent / "blind" / "a" / "lm-head" / "baseline.py"
+RIGHT_HEAD = "def lm_head(hidden, W_head, b_head):\n    return hidden @ W_head + b_head\n"
+
+#: Each mistake of lm_head in three styles: the cause is the key, the code differs.
+MISTAKES: dict[str, tuple[str, ...]] = {
+    "no_bias": (  # named by the catalogue
+        "def lm_head(hidden, W_head, b_head):\n    return hidden @ W_head\n",
+        "def lm_head(hidden, W_head, b_head):\n    # logits\n    out = np.matmul(hidden, W_head)\n    return out\n",
+        "def lm_head(h, W, b):\n    return np.einsum('btc,cv->btv', h, W)\n",
+    ),
+    "float32_out": (
+        "def lm_head(hidden, W_head, b_head):\n    return (hidden @ W_head + b_head).astype(np.float32)\n",
+        "def lm_head(hidden, W_head, b_head):\n    # </pre><script>alert('x')</script> |=1+1\n"
+        "    logits = np.matmul(hidden, W_head) + b_head\n    return np.asarray(logits, dtype=np.float32)\n",
+        "def lm_head(hidden, W_head, b_head):\n    return np.float32(hidden @ W_head) + np.float32(b_head)\n",
+    ),
+    "notebook_BT": (
+        "def lm_head(hidden, W_head, b_head):\n    out = hidden.reshape(-1, hidden.shape[-1]) @ W_head + b_head\n"
+        "    return out.reshape(B, T, -1)\n",
+        "def lm_head(hidden, W_head, b_head):\n    flat = hidden.reshape(B * T, -1)\n"
+        "    return (flat @ W_head + b_head).reshape(B, T, W_head.shape[1])\n",
+        "def lm_head(hidden, W_head, b_head):\n    x = hidden.reshape(-1, C)\n    y = x @ W_head\n"
+        "    y = y + b_head\n    return y.reshape(4, 8, -1)\n",
+    ),
+}
+#: Unnamed mistakes made once each: groups of one.
+SINGLES: dict[str, str] = {
+    "transposed": "def lm_head(hidden, W_head, b_head):\n    return hidden @ W_head.T + b_head\n",
+    "doubled_bias": "def lm_head(hidden, W_head, b_head):\n    return hidden @ W_head + 2 * b_head\n",
+}
+CORRECT: tuple[str, ...] = (
+    RIGHT_HEAD,
+    "def lm_head(hidden, W_head, b_head):\n    return np.einsum('btc,cv->btv', hidden, W_head) + b_head[None, None, :]\n",
+)
+
+
+def _with_head(source: str) -> str:
+    text = BASELINE.read_text(encoding="utf-8")
+    assert RIGHT_HEAD in text
+    return text.replace(RIGHT_HEAD, source)
+
+
+def _write_class(folder: Path) -> dict[str, str]:
+    """The class's files, and each student's cause ('' for a correct one)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    cause = {}
+    for name, styles in MISTAKES.items():
+        for number, source in enumerate(styles, start=1):
+            (folder / f"{name}_{number}.py").write_text(_with_head(source), encoding="utf-8")
+            cause[f"{name}_{number}"] = name
+    for name, source in SINGLES.items():
+        (folder / f"{name}.py").write_text(_with_head(source), encoding="utf-8")
+        cause[name] = name
+    for number, source in enumerate(CORRECT, start=1):
+        (folder / f"correct_{number}.py").write_text(_with_head(source), encoding="utf-8")
+        cause[f"correct_{number}"] = ""
+    return cause
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("groups")
+    zip_path = build(["lm-head"], root / "dist", None, verify=False)[0].autograder_zip
+    cause = _write_class(root / "class")
+    grade_batch([root / "class"], zip_path, root / "out", timeout=60)
+    return root, zip_path, cause
+
+
+def _records(out: Path):
+    return [read_record(f) for f in record_folders(out)]
+
+
+def _head_groups(out: Path) -> dict[str, set[str]]:
+    return {g.id: {r.entry.student for r in g.members} for g in class_groups(_records(out)).groups
+            if g.unit == "lm_head"}
+
+
+def test_each_mistake_forms_one_group_whatever_the_style_and_singles_stay_alone(graded):
+    root, _, cause = graded
+    groups = _head_groups(root / "out")
+    expected = {frozenset(s for s, c in cause.items() if c == name) for name in [*MISTAKES, *SINGLES]}
+    assert {frozenset(m) for m in groups.values()} == expected
+
+
+def test_no_group_mixes_two_causes_and_no_correct_submission_is_in_one(graded):
+    root, _, cause = graded
+    found = class_groups(_records(root / "out"))
+    assert found.groups
+    for g in found.groups:
+        students = {r.entry.student for r in g.members}
+        assert all(cause[s] for s in students), f"a correct submission is in {g.id}"
+        if g.unit == "lm_head":
+            assert len({cause[s] for s in students}) == 1, g.id
+    named = {g.id: g.named for g in found.groups if g.unit == "lm_head"}
+    by_cause = {cause[g.members[0].entry.student]: g for g in found.groups if g.unit == "lm_head"}
+    assert named[by_cause["no_bias"].id] and not named[by_cause["float32_out"].id]
+    # Unnamed groups come first within a function, the largest of them first.
+    head = [g for g in found.groups if g.unit == "lm_head"]
+    assert [g.named for g in head] == sorted(g.named for g in head)
+    assert head[0].size == 3
+
+
+def test_ids_are_the_same_when_the_class_is_graded_again(graded, tmp_path):
+    root, zip_path, _ = graded
+    grade_batch([root / "class"], zip_path, tmp_path / "again", timeout=60)
+    assert _head_groups(tmp_path / "again") == _head_groups(root / "out")
+    assert {g.id for g in class_groups(_records(tmp_path / "again")).groups} == \
+        {g.id for g in class_groups(_records(root / "out")).groups}
+
+
+def test_a_note_reaches_every_member_everywhere_and_no_one_else_a_late_submission_included(graded, tmp_path):
+    root, zip_path, cause = graded
+    out = tmp_path / "out"
+    shutil.copytree(root / "out", out)
+    groups = _head_groups(out)
+    target = next(gid for gid, members in groups.items() if members == {"float32_out_1", "float32_out_2", "float32_out_3"})
+    note = "Your logits are **float32**: keep the dtype of `hidden @ W_head`."
+    result = run_groups(out, None, {target: note, "lm_head-0000000000000000": "nobody"})
+    assert set(result.notes.changed) == {"float32_out_1", "float32_out_2", "float32_out_3"}
+    assert result.notes.unused == ("lm_head-0000000000000000",)
+    with open(out / "gradebook.csv", newline="", encoding="utf-8") as handle:
+        book = {row["student"]: row for row in csv.DictReader(handle)}
+    for student in cause:
+        folder = out / "students" / student
+        member = cause[student] == "float32_out"
+        assert (note in (folder / "feedback.md").read_text(encoding="utf-8")) is member, student
+        results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+        assert (note in results["output"]) is member, student
+        assert (target in book[student]["note"]) is member, student
+    # A late submission that does the same thing, graded into the same folder with the notes.
+    late = tmp_path / "late"
+    late.mkdir()
+    (late / "latecomer.py").write_text(_with_head(
+        "def lm_head(hidden, W_head, b_head):\n    z = hidden @ W_head\n    z += b_head\n"
+        "    return z.astype('float32')\n"), encoding="utf-8")
+    grade_batch([late], zip_path, out, timeout=60, notes={target: note})
+    assert note in (out / "students" / "latecomer" / "feedback.md").read_text(encoding="utf-8")
+    assert _head_groups(out)[target] == {"float32_out_1", "float32_out_2", "float32_out_3", "latecomer"}
+
+
+def test_groups_csv_and_the_report_keep_student_code_inert(graded, tmp_path):
+    root, _, _ = graded
+    out = tmp_path / "out"
+    shutil.copytree(root / "out", out)
+    csv_path = run_groups(out).csv_path
+    with open(csv_path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert all(not row[c].startswith(("=", "+", "-", "@")) for row in rows for c in row if c not in ("size",))
+    code = "\n".join(row["representative_code"] + row["second_code"] for row in rows)
+    assert "astype(np.float32)" in code or "np.float32(" in code
+    page = build_report(out)
+    assert 'id="groups"' in page
+    assert "<script>alert" not in page and "&lt;/pre&gt;&lt;script&gt;alert" in page
+
+
+def test_a_digest_ignores_round_off_and_tells_different_results_apart():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 8, 24))
+    assert output_digest(x) == output_digest(x * (1 + 1e-13))
+    assert output_digest((x, 3.0)) == output_digest([x, np.float64(3.0)])
+    assert output_digest(np.float64(2.5)) == output_digest(np.array(2.5))
+    assert output_digest(x) != output_digest(x * 2)
+    assert output_digest(x) != output_digest(x.astype(np.float32))
+    assert output_digest(x) != output_digest(np.swapaxes(x, 0, 1).copy().reshape(x.shape))
+    assert output_digest(np.zeros(5)) == output_digest(np.full(5, 1e-17))
