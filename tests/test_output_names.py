@@ -34,7 +34,9 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
 LEVELS = ("grader-grade", "grader-grade-user")
 #: Submissions told apart by their totals: the functions each leaves as a stub.
-PROFILES = {"full": [], "backward": ["lm_head_backward"], "softmax": ["softmax"],
+# Each profile scores differently: no profile stubs softmax (q3, 3 points), since q6's numerical gradient
+# is worth as much.
+PROFILES = {"full": [], "backward": ["lm_head_backward"], "batches": ["next_token_batch"],
             "gradient": ["numerical_gradient"], "relerr": ["max_rel_err"]}
 
 
@@ -146,7 +148,7 @@ def test_file_names_of_class_files_leave_every_class_file_in_place(tmp_path, lab
 def test_names_that_clean_to_one_id_are_four_students_each_with_their_grade(tmp_path, lab, level, form):
     """José and Josè both clean to ``Jos``; the old ``-2`` suffix was a real Jos-2's id."""
     files = {unicodedata.normalize(form, n) + ".ipynb": p for n, p in
-             {"José": "full", "Josè": "backward", "Jos-2": "softmax", "Jos": "gradient"}.items()}
+             {"José": "full", "Josè": "backward", "Jos-2": "batches", "Jos": "gradient"}.items()}
     folder = _class(tmp_path, lab, files)
     out, rows = _graded(tmp_path, lab, folder, level)
     assert len(rows) == 4 and len({r["student"] for r in rows}) == 4
@@ -168,7 +170,7 @@ def test_export_named_files_never_take_a_real_students_id(tmp_path, lab, level):
     """Ours: two files still named by the export cell were told apart as ``lm-head`` and
     ``lm-head-2``, the id of a student whose file is ``lm-head-2.ipynb``."""
     files = {"lm-head_2026_12_01T06_12_34_567890.ipynb": "full",
-             "lm-head_2026_12_01T07_00_00_000001.ipynb": "backward", "lm-head-2.ipynb": "softmax"}
+             "lm-head_2026_12_01T07_00_00_000001.ipynb": "backward", "lm-head-2.ipynb": "batches"}
     folder = _class(tmp_path, lab, files)
     _, rows = _graded(tmp_path, lab, folder, level)
     assert len(rows) == 3 and len({r["student"] for r in rows}) == 3
@@ -181,7 +183,7 @@ def test_export_named_files_never_take_a_real_students_id(tmp_path, lab, level):
 def test_names_that_clean_to_nothing_are_not_merged_with_a_student_named_student(tmp_path, lab, level):
     """Ours: ``___`` and ``ü`` clean to nothing, whose id is ``student``: one was graded, as the
     latest of one person's submissions, and the real student.ipynb's work was dropped."""
-    files = {"student.ipynb": "full", "___.ipynb": "backward", "ü.ipynb": "softmax"}
+    files = {"student.ipynb": "full", "___.ipynb": "backward", "ü.ipynb": "batches"}
     folder = _class(tmp_path, lab, files)
     for age, name in enumerate(files):      # the real student's file is the oldest
         os.utime(folder / name, (1_000_000 + age, 1_000_000 + age))
@@ -199,7 +201,7 @@ def test_names_that_clean_to_nothing_are_not_merged_with_a_student_named_student
 def test_a_symlink_is_refused_and_a_hard_link_is_graded_with_a_note(tmp_path, lab, level):
     """From the red team: links in the class folder were followed, so two students were graded
     from a third's file, silently."""
-    folder = _class(tmp_path, lab, {"alice.ipynb": "full", "carol.ipynb": "softmax"})
+    folder = _class(tmp_path, lab, {"alice.ipynb": "full", "carol.ipynb": "batches"})
     os.symlink("alice.ipynb", folder / "bob.ipynb")
     os.link(folder / "carol.ipynb", folder / "dave.ipynb")
     out, rows = _graded(tmp_path, lab, folder, level)
@@ -209,7 +211,7 @@ def test_a_symlink_is_refused_and_a_hard_link_is_graded_with_a_note(tmp_path, la
     assert by_id["bob"]["status"] == "rejected" and by_id["bob"]["total"] == "0"
     assert "is a link in the class folder" in by_id["bob"]["note"]
     for student in ("carol", "dave"):
-        assert by_id[student]["total"] == lab[2]["softmax"]
+        assert by_id[student]["total"] == lab[2]["batches"]
         assert "also the submission of 1 other student" in by_id[student]["note"]
         assert "also the submission of 1 other student" in (_student_dir(out, student) / "feedback.md").read_text()
 
@@ -230,7 +232,7 @@ def test_a_linked_student_folder_is_refused(tmp_path, lab, level):
 def test_a_link_inside_a_student_folder_to_a_classmates_file_is_refused(tmp_path, lab, level):
     """Ours: a real per-student folder whose only notebook links to another student's, and one
     whose real notebook sits beside a link (the real one is graded, the link never read)."""
-    folder = _class(tmp_path, lab, {"alice/lm-head.ipynb": "full", "eve/work.ipynb": "softmax"})
+    folder = _class(tmp_path, lab, {"alice/lm-head.ipynb": "full", "eve/work.ipynb": "batches"})
     (folder / "trudy").mkdir()
     os.symlink("../alice/lm-head.ipynb", folder / "trudy" / "lm-head.ipynb")
     os.symlink("../alice/lm-head.ipynb", folder / "eve" / "a.ipynb")     # sorts before eve's own
@@ -238,7 +240,7 @@ def test_a_link_inside_a_student_folder_to_a_classmates_file_is_refused(tmp_path
     by_id = {r["student"]: r for r in rows}
     assert sorted(by_id) == ["alice", "eve", "trudy"]
     assert by_id["trudy"]["status"] == "rejected" and "is a link in the class folder" in by_id["trudy"]["note"]
-    assert by_id["eve"]["total"] == lab[2]["softmax"] and Path(by_id["eve"]["submission"]).name == "work.ipynb"
+    assert by_id["eve"]["total"] == lab[2]["batches"] and Path(by_id["eve"]["submission"]).name == "work.ipynb"
 
 
 # ------------------------------------------------------------------ modes

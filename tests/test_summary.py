@@ -67,7 +67,8 @@ def test_below_bubblewrap_submissions_are_graded_one_at_a_time(tmp_path, monkeyp
 
     monkeypatch.setattr(bulk, "GradingProcesses", processes)
     monkeypatch.setattr(bulk, "load_autograder", lambda *a: type("AG", (), {"suite": None, "digest": "d",
-                                                                              "assignment": "lm-head"})())
+                                                                              "assignment": "lm-head",
+                                                                              "class_probes": None})())
     for level, expected in (("user", 1), ("bwrap", 2)):
         monkeypatch.setattr(bulk, "clear", lambda *a, level=level, **k: policy.Clearance(level, "test"))
         monkeypatch.setattr(bulk, "world_writable_dirs", lambda: ())

@@ -14,6 +14,7 @@ The sentence names no input value: recorded inputs are hidden ones.
 """
 from __future__ import annotations
 
+import inspect
 import os
 import resource
 import select
@@ -27,6 +28,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from autograder.runtime.sandbox.results import HelperCall
+from autograder.runtime.text import code
 
 #: A helper's recorded output is called wrong only this far from the reference's on the same
 #: inputs: looser than the tests' own tolerances, so float32 rounding in a right helper never
@@ -243,3 +245,60 @@ def sentence(in_test: Sequence[tuple[str, str, str]]) -> str:
     callers = list(dict.fromkeys(f for _, f in named))
     return " ".join(lines) + " " + " ".join(
         f"`{f}` itself may be right: its result depends on what it calls." for f in callers)
+
+
+# ---------------------------------------------------------------- an input changed inside a helper
+# A right loss whose own softmax does ``x -= ...`` on the loss's array changes the loss's input: the
+# in-place change is the helper's, shown by calling the helper again in the sandbox.
+
+#: The attribute of a submission's proxy (one per submission) holding the helpers seen to change
+#: their input in place, for the calls too large to record.
+_CHANGES_IN_PLACE = "_helpers_changing_their_input"
+
+
+def helper_changing_its_input(student: Any, name: str, fn: Callable) -> tuple[str, str, bool] | None:
+    """(helper, its caller, confirmed here) of the first of the student's other functions that
+    ``name``'s last call handed an array and that changes it in place: confirmed by calling that
+    function again, in the sandbox, on a copy of what it was given (the worker's record of the call
+    is not believed). A call too large to record names a helper confirmed so in an earlier test
+    (``confirmed here`` False)."""
+    seen: set[str] = student.__dict__.setdefault(_CHANGES_IN_PLACE, set()) if hasattr(student, "__dict__") else set()
+    for made in getattr(fn, "last_helper_calls", ()):
+        if made.helper == name:
+            continue
+        if not made.recorded:
+            if made.helper in seen:
+                return made.helper, made.caller or name, False
+            continue
+        helper = getattr(student, made.helper, None)
+        isolated = getattr(helper, "isolated_call", None)
+        try:
+            # The sandbox takes arguments by position: keywords are put in their places.
+            given = inspect.signature(helper).bind(*made.args, **made.kwargs).args
+        except (TypeError, ValueError):
+            continue
+        if isolated is None or not any(isinstance(a, np.ndarray) for a in given):
+            continue
+        try:
+            _, changed = isolated(*given)
+        except Exception:          # the helper failed (the sandbox's report): no evidence
+            continue
+        if changed:
+            seen.add(made.helper)
+            return made.helper, made.caller or name, True
+    return None
+
+
+def changed_inside(name: str, param: str, helper: tuple[str, str, bool]) -> str:
+    """The in-place change of ``name``'s input laid on the helper that makes it (or, where this call
+    was too large to record, on the helper seen to make such changes in another test)."""
+    inner, caller, here = helper
+    through = f" (through `{caller}`)" if caller not in (name, inner) else ""
+    if not here:
+        return (f"`{name}` changed its input {code(param)} in place. It calls your `{inner}`{through}, which "
+                f"changed its own input in place in another test: fix `{inner}` first (work on a copy there, "
+                f"`x = x - ...` rather than `x -= ...`), then check `{name}` again.")
+    return (f"`{name}` changed its input {code(param)} in place, and the change is made inside your `{inner}`, "
+            f"which `{name}` calls{through}: called again on a copy of what it was given, `{inner}` changes "
+            f"its own input in place. Fix `{inner}` first: work on a copy there (`x = x - ...` rather than "
+            "`x -= ...`).")

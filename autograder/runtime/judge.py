@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from autograder.runtime.blame import blame_sentence, raised_inside
+from autograder.runtime.helper_blame import changed_inside, helper_changing_its_input
 from autograder.runtime.compare import Verdict, array_structure, check_array, check_number, number_structure
 from autograder.runtime.text import code
 from autograder.runtime.tolerances import GRADIENT_CHECK_EPS, SCALAR_ATOL, SCALAR_RTOL
@@ -127,9 +128,9 @@ def call(student: Any, name: str, *args: Any) -> Any:
             and np.array_equal(after, before, equal_nan=before.dtype.kind == "f")
         ):
             param = _param_names(fn, len(args))[index]     # read only when it is needed: it is slow
-            helper = _helper_changing_its_input(student, name, fn)
+            helper = helper_changing_its_input(student, name, fn)
             if helper is not None:
-                raise Feedback(_changed_inside(name, param, helper))
+                raise Feedback(changed_inside(name, param, helper))
             message = (_rounding_left(name, param) if _only_rounding(before, after) else
                        f"`{name}` changed its input {code(param)} in place and did not put it back as it was. "
                        "Work on a copy (`x = x - ...` rather than `x -= ...`), or, where the function must "
@@ -139,59 +140,6 @@ def call(student: Any, name: str, *args: Any) -> Any:
             mistakes = diagnose(name, lambda: args, output, student_args_after=given)
             raise Feedback(message, tuple(mistakes))
     return output
-
-
-#: The attribute of a submission's proxy (one per submission) holding the helpers seen to change
-#: their input in place, for the calls too large to record.
-_CHANGES_IN_PLACE = "_helpers_changing_their_input"
-
-
-def _helper_changing_its_input(student: Any, name: str, fn: Callable) -> tuple[str, str, bool] | None:
-    """(helper, its caller, confirmed here) of the first of the student's other functions that
-    ``name``'s last call handed an array and that changes it in place: confirmed by calling that
-    function again, in the sandbox, on a copy of what it was given (the worker's record of the call
-    is not believed). A call too large to record names a helper confirmed so in an earlier test
-    (``confirmed here`` False)."""
-    seen: set[str] = student.__dict__.setdefault(_CHANGES_IN_PLACE, set()) if hasattr(student, "__dict__") else set()
-    for made in getattr(fn, "last_helper_calls", ()):
-        if made.helper == name:
-            continue
-        if not made.recorded:
-            if made.helper in seen:
-                return made.helper, made.caller or name, False
-            continue
-        helper = getattr(student, made.helper, None)
-        isolated = getattr(helper, "isolated_call", None)
-        try:
-            # The sandbox takes arguments by position: keywords are put in their places.
-            given = inspect.signature(helper).bind(*made.args, **made.kwargs).args
-        except (TypeError, ValueError):
-            continue
-        if isolated is None or not any(isinstance(a, np.ndarray) for a in given):
-            continue
-        try:
-            _, changed = isolated(*given)
-        except StudentCallFailed:
-            continue
-        if changed:
-            seen.add(made.helper)
-            return made.helper, made.caller or name, True
-    return None
-
-
-def _changed_inside(name: str, param: str, helper: tuple[str, str, bool]) -> str:
-    """The in-place change of ``name``'s input laid on the helper that makes it (or, where this call
-    was too large to record, on the helper seen to make such changes in another test)."""
-    inner, caller, here = helper
-    through = f" (through `{caller}`)" if caller not in (name, inner) else ""
-    if not here:
-        return (f"`{name}` changed its input {code(param)} in place. It calls your `{inner}`{through}, which "
-                f"changed its own input in place in another test: fix `{inner}` first (work on a copy there, "
-                f"`x = x - ...` rather than `x -= ...`), then check `{name}` again.")
-    return (f"`{name}` changed its input {code(param)} in place, and the change is made inside your `{inner}`, "
-            f"which `{name}` calls{through}: called again on a copy of what it was given, `{inner}` changes "
-            f"its own input in place. Fix `{inner}` first: work on a copy there (`x = x - ...` rather than "
-            "`x -= ...`).")
 
 
 def _only_rounding(before: np.ndarray, after: Any) -> bool:
