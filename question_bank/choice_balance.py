@@ -18,14 +18,13 @@ slips of wrong values) before any draw can help.
 """
 from __future__ import annotations
 
-import difflib
 import itertools
 import math
 from typing import Callable, Sequence
 
 import numpy as np
 
-from question_bank.cues import choice_number, plain
+from question_bank.cues import choice_number, likeness, plain
 
 #: Distractor pools above this size are cut (after shuffling) so the sets to compare stay few.
 MAX_POOL = 10
@@ -43,7 +42,7 @@ class _Features:
         n = len(bodies)
         self.likeness = [[0.0] * n for _ in range(n)]
         for i, j in itertools.combinations(range(n), 2):
-            ratio = difflib.SequenceMatcher(None, bodies[i], bodies[j]).ratio()
+            ratio = likeness(bodies[i], bodies[j])
             self.likeness[i][j] = self.likeness[j][i] = ratio
 
     def orders(self, members: Sequence[int]) -> list[list[float] | None]:

@@ -17,6 +17,7 @@ and "all/none of the above" options.
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -113,10 +114,18 @@ def central_value_player(texts: Sequence[str]) -> Pick:
     return _argbest(texts, [-sum(abs(a - b) for b in scaled) for a in scaled])
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def likeness(a: str, b: str) -> float:
+    """How alike two printed texts are (``difflib``'s ratio), the measure the "most alike" player
+    uses and the draw balances against. Remembered: the same choice texts recur across the
+    variants of a family, and each ratio costs about a millisecond."""
+    return difflib.SequenceMatcher(None, a, b).ratio()
+
+
 def alike_text_player(texts: Sequence[str]) -> Pick:
     """Pick the text most alike to the others (summed character-sequence similarity)."""
     bodies = [plain(t) for t in texts]
-    scores = [sum(difflib.SequenceMatcher(None, a, b).ratio() for j, b in enumerate(bodies) if j != i)
+    scores = [sum(likeness(a, b) for j, b in enumerate(bodies) if j != i)
               for i, a in enumerate(bodies)]
     return _argbest(texts, scores)
 
