@@ -280,16 +280,13 @@ def _code_html(doc: Document, marked: frozenset[int] | set[int], budget: _Markin
     for number in sorted({doc.tokens[i].cell for i in marked}):
         indices = [i for i, t in enumerate(doc.tokens) if t.cell == number]
         if budget.spent():
-            parts.append(f'<div class="sim-note">cell {number + 1}: shown without marks (this page spent its '
-                         f'{MARKING_SECONDS:g} s for marking)</div><pre>{marked_html(doc.cells[number], [])}</pre>')
-            continue
-        ranges = marked_ranges(doc.cells[number], [doc.tokens[i] for i in indices], [i in marked for i in indices])
-        if ranges is None:
-            parts.append(f'<div class="sim-note">cell {number + 1}: more than {MAX_ALIGNED_TOKENS} tokens, shown '
-                         f'without marks</div><pre>{marked_html(doc.cells[number], [])}</pre>')
+            ranges, why = None, f": shown without marks (this page spent its {MARKING_SECONDS:g} s for marking)"
         else:
-            parts.append(f'<div class="sim-note">cell {number + 1}</div>'
-                         f'<pre>{marked_html(doc.cells[number], ranges)}</pre>')
+            ranges = marked_ranges(doc.cells[number], [doc.tokens[i] for i in indices],
+                                   [i in marked for i in indices])
+            why = "" if ranges is not None else f": more than {MAX_ALIGNED_TOKENS} tokens, shown without marks"
+        parts.append(f'<div class="sim-note">cell {number + 1}{why}</div>'
+                     f'<pre>{marked_html(doc.cells[number], ranges or [])}</pre>')
     return "".join(parts)
 
 
