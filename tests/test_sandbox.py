@@ -683,6 +683,26 @@ def test_a_function_that_hung_fails_at_once_and_the_others_keep_their_time():
     assert Limits(wall_seconds_total=30, wall_seconds_per_call=10).longest_session(2) == 80
 
 
+def test_a_slow_worker_start_is_neither_a_crash_nor_the_students_time(monkeypatch):
+    """A loaded machine may take longer to start the interpreter than a call's whole window: the
+    start has a deadline of its own, and the student's budget does not pay for it."""
+    from autograder.runtime.sandbox import process
+
+    real = process.WorkerProcess.handshake
+
+    def slow(self, deadline):
+        time.sleep(1.2)                 # longer than the window and most of the total
+        return real(self, deadline)
+
+    monkeypatch.setattr(process.WorkerProcess, "handshake", slow)
+    code = "def spin():\n    while True:\n        pass\n\ndef fine():\n    return 'fine'\n"
+    with SandboxSession(code, Limits(wall_seconds_per_call=1.0, wall_seconds_total=1.6), isolation="rlimits") as s:
+        assert s.import_result.ok, s.import_result.error
+        assert s.call("spin").error.kind == "timeout"
+        assert call_ok(s, "fine") == "fine"              # reloaded by a slow start, still in time
+        assert s.remaining_seconds() > 0.5
+
+
 def test_cpu_limit_stops_a_busy_worker():
     code = "def spin():\n    while True:\n        pass\n"
     with SandboxSession(code, Limits(cpu_seconds=1, wall_seconds_per_call=8)) as s:

@@ -213,7 +213,8 @@ class TrustedGrading(AbstractOtterPlugin):
             trusted = {"score": 0, "output": "The grader failed on this submission; please tell your "
                        "instructor.", "tests": [{"name": "Grader error", "score": 0, "max_score": 0,
                                                  "status": "failed", "visibility": "hidden",
-                                                 "output": block(self.error[-4000:])}]}
+                                                 "output": block(self.error[-4000:])}],
+                       "extra_data": {"status": "error"}}
         # otter writes results.json from this method; the instance attribute replaces it.
         results.to_gradescope_dict = lambda ag_config=None: trusted
 

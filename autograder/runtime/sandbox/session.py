@@ -47,6 +47,8 @@ logger = logging.getLogger(__name__)
 
 #: Restarts of the worker per session after a crash or timeout, at most.
 MAX_RESTARTS = 20
+#: Seconds a worker may take to report ready (an interpreter and NumPy starting, nothing of the student's).
+START_SECONDS = 30.0
 #: Longest error text kept from the worker (it is untrusted).
 _TEXT_LIMITS = {"type": 200, "message": 2000, "traceback": 4000}
 _WORKER_KINDS = frozenset({"raised", "missing", "not_callable", "unencodable", "not_loaded",
@@ -298,7 +300,6 @@ class SandboxSession:
         begun = time.monotonic()
         mark = self._output.mark()
         window = min(self.limits.wall_seconds_per_call, self.remaining_seconds())
-        deadline = begun + window
 
         running = [-1]     # the cell the worker last said it started (untrusted: checked)
 
@@ -329,8 +330,15 @@ class SandboxSession:
             self._worker.launch()
         if self._warm is not None:
             self._warm.refill()
+        # Starting the worker runs none of the student's code: it has a deadline of its own and
+        # is not charged to them. Under load, or on a reload when little of the total is left, the
+        # load's window alone could end before the interpreter is up, and the grader would fail.
+        waited = time.monotonic()
+        self._worker.handshake(waited + START_SECONDS)
+        started_at = time.monotonic()
+        self._excused += started_at - waited
+        deadline = started_at + window
         try:
-            self._worker.handshake(deadline)
             fields, _ = self._worker.exchange(request, seq, deadline, progress=started)
         except WorkerTimeout:
             return failed(f"the code did not finish running within {window:g} s (wall clock) and was "
@@ -371,11 +379,12 @@ class SandboxSession:
         self._stop_worker()
         self._output.feed(b"\n[sandbox: worker restarted, the code was loaded again]\n")
         excused, self._reload_excused = self._reload_excused, False
-        begun = time.monotonic()
+        before, begun = self._excused, time.monotonic()
         reloaded = self._load()
         if excused:
-            # The hang forced this reload: its time, like the hang's, is not the others' to pay.
-            self._excused += time.monotonic() - begun
+            # The hang forced this reload: its time, like the hang's, is not the others' to pay
+            # (the worker's start, which ``_load`` excuses anyway, is in it once).
+            self._excused = before + time.monotonic() - begun
         if not reloaded.loaded:
             return CallError("not_loaded", function, "", f"`{function}` cannot be called: loading the "
                              f"code again failed ({reloaded.error})")
