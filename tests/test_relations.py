@@ -239,6 +239,32 @@ def test_exceptions_are_read_for_their_cause():
     assert crafted == ""
 
 
+def _raised(action) -> str:
+    try:
+        action()
+    except Exception as exc:           # noqa: BLE001 - NumPy's own wording is what is read
+        return f"{type(exc).__name__}: {exc}"
+    raise AssertionError("expected an exception")
+
+
+def test_numpys_own_messages_for_a_fixed_size_a_choice_limit_a_function_and_a_row_are_read():
+    """The messages as this NumPy writes them (NumPy 2 prints a reshape's -1 as ``newaxis``)."""
+    from autograder.runtime.error_causes import cause_of
+    dlogits, hidden = np.zeros((8, 64)), np.zeros((2, 4, 16))
+    said = cause_of(_raised(lambda: dlogits.reshape(100, -1)), ["dlogits", "hidden"], (dlogits, hidden))
+    assert "cannot be reshaped into (100, -1)" in said and "not taken from the input" in said, said
+    probs = np.zeros((4, 200))
+    said = cause_of(_raised(lambda: np.choose(np.zeros(4, int), list(probs.T))), ["probs"], (probs,))
+    assert "at most 64 choices" in said and "np.arange(N)" in said, said
+    said = cause_of(_raised(lambda: 1 - np.triu), ["T"], (4,))
+    assert "an operand of `-` is a function" in said, said
+    x = np.ones((3, 4))
+    said = cause_of(_raised(lambda: float(x[0])), ["f", "x"], (None, x))
+    assert "picks a row, not an entry (`x` has 2 axes here)" in said, said
+    # Another type than a function: nothing is claimed.
+    assert cause_of(_raised(lambda: 1 - "a"), ["x"], (x,)) == ""
+
+
 def test_a_0_1_integer_mask_is_read_as_a_mask_and_a_region_is_never_overstated():
     rng = np.random.default_rng(5)
     right = rng.standard_normal((2, 6, 5))
@@ -404,3 +430,51 @@ def test_a_whole_array_ratio_and_padded_ids_used_as_indices_are_found_by_probes(
                                "(here -100) are replaced by 0"), said
         broken = lambda v: 1 / 0
         assert out_of_range_ids_feedback("masked_cross_entropy", broken, (logits, targets, mask)) == ""
+
+
+def test_a_function_that_raises_on_three_axes_but_not_on_two_is_told_so():
+    import types
+
+    import pytest
+
+    from autograder.runtime.judge import Feedback, call, reset_diagnosis_memo
+
+    def softmax(x, axis=-1):          # written for the notebook's 2-D example
+        shifted = x - x.max(axis=axis).reshape(-1, 1)
+        e = np.exp(shifted)
+        return e / e.sum(axis=axis).reshape(-1, 1)
+
+    def broken(x, axis=-1):           # raises whatever the number of axes
+        raise ValueError("cannot reshape array of size 3 into shape (2,)")
+
+    x = RNG.standard_normal((4, 8, 24))
+    reset_diagnosis_memo()
+    with pytest.raises(Feedback) as raised:
+        call(types.SimpleNamespace(softmax=softmax), "softmax", x)
+    said = str(raised.value)
+    assert "raises on this `x` of shape (4, 8, 24) (3 axes), but returns on the same values with the first " \
+           "two axes merged into one, shape (32, 24) (2 axes)" in said, said
+    for args in ((x,), (x[0, 0],)):           # raising on 2 axes too; 1-D, nothing to merge
+        reset_diagnosis_memo()
+        with pytest.raises(Feedback) as raised:
+            call(types.SimpleNamespace(softmax=broken), "softmax", *args)
+        assert "merged" not in str(raised.value), str(raised.value)
+    reset_diagnosis_memo()
+
+
+def test_a_nan_from_entries_that_are_zero_in_every_array_is_traced_to_them():
+    import solutions
+    from autograder.runtime.catalogue import Catalogue
+    from autograder.runtime.diagnosis import relation_feedback, using_catalogue
+    from tests.suites import FUNCTIONS, MISTAKES
+
+    a, n = RNG.standard_normal(12), RNG.standard_normal(12)
+    a[[3, 7]] = n[[3, 7]] = 0.0
+    unguarded = lambda a, n: float(np.max(np.abs(a - n) / (np.abs(a) + np.abs(n))))
+    overflowing = lambda a, n: float(np.max(np.exp(np.abs(a - n) * 1e3)))     # inf whatever the zeros
+    with using_catalogue(Catalogue("all", tuple(FUNCTIONS), dict(MISTAKES))), np.errstate(all="ignore"):
+        said = relation_feedback("max_rel_err", lambda: (a, n), unguarded(a, n), call_student=unguarded)
+        assert "not finite because of the 2 positions where `a` and `n` are all 0" in said, said
+        said = relation_feedback("max_rel_err", lambda: (a, n), overflowing(a, n), call_student=overflowing)
+        assert "all 0" not in said, said
+    assert math.isfinite(solutions.max_rel_err(a, n))

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from autograder.runtime.non_finite import zeros_feedback
 from autograder.runtime.relations import (is_whole_number, notebook_sizes, operand_relation, operand_variants,
                                           parameters_of, relation)
 from autograder.runtime.fingerprint import ResultCache, fingerprint
@@ -389,7 +390,8 @@ def relation_feedback(function: str, make_args: Callable[[], tuple], student_out
     found = relation(student_output, run[0], parameters, args, notebook_sizes(numbers_read or {}),
                      observations, focus) or operand_relation(student_output, reference, run[0], parameters, args) \
         or _ignored_argument(reference, call_student, parameters, args, student_output, run[0]) \
-        or _not_entry_by_entry(reference, call_student, parameters, args, student_output, run[0])
+        or _not_entry_by_entry(reference, call_student, parameters, args, student_output, run[0]) \
+        or zeros_feedback(parameters, args, student_output, run[0], call_student)
     return found or ""
 
 

@@ -21,11 +21,12 @@ from typing import Any, Callable
 import numpy as np
 
 
-_SHAPE = r"\(([\d, ]*)\)"
+#: A shape as NumPy prints it in a message; NumPy 2 writes a -1 of a reshape as ``newaxis``.
+_SHAPE = r"\(((?:[\d ]|newaxis|,)*)\)"
 
 
 def _shape(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in text.replace(" ", "").split(",") if part)
+    return tuple(-1 if part == "newaxis" else int(part) for part in text.replace(" ", "").split(",") if part)
 
 
 def _dropped_axis(longer: tuple[int, ...], shorter: tuple[int, ...]) -> int | None:
@@ -213,6 +214,39 @@ def _division(message: str, named: list[tuple[str, Any]]) -> str | None:
     return "a division by a count or a size that is 0 here."
 
 
+def _choose_limit(message: str, named: list[tuple[str, Any]]) -> str | None:
+    if "at most 64 array objects" not in message:
+        return None
+    return ("`np.choose` takes at most 64 choices (a limit of NumPy's) and was given more here: with one "
+            "choice per vocabulary entry it fails on any vocabulary over 64. Pick one entry per row by "
+            "indexing instead: `p[np.arange(N), targets]`.")
+
+
+#: How Python names a function object in "unsupported operand type(s)" (NumPy's own functions included).
+_FUNCTION_TYPES = ("function", "builtin_function_or_method", "method", "numpy.ufunc",
+                   "numpy._ArrayFunctionDispatcher", "_ArrayFunctionDispatcher")
+
+
+def _function_operand(message: str, _: list[tuple[str, Any]]) -> str | None:
+    found = re.search(r"unsupported operand type\(s\) for (\S+): '([\w.]+)' and '([\w.]+)'", message)
+    if not found or not (found.group(2) in _FUNCTION_TYPES or found.group(3) in _FUNCTION_TYPES):
+        return None
+    operator = found.group(1) if re.fullmatch(r"[-+*/@%<>=!&|^~]{1,3}", found.group(1)) else "an operator"
+    return (f"an operand of `{operator}` is a function, not a number or an array: a name that still means a "
+            "function where its result was meant. Check that each call has its parentheses and that the "
+            "result of each call is assigned to the name used afterwards.")
+
+
+def _to_scalar(message: str, named: list[tuple[str, Any]]) -> str | None:
+    if "arrays can be converted to Python scalars" not in message:
+        return None
+    axes = [f"`{name}` has {arg.ndim} axes" for name, arg in named
+            if isinstance(arg, np.ndarray) and arg.ndim >= 2]
+    return ("an array of several entries was turned into one Python number (`float(...)`, `int(...)` or a "
+            "`math` function, or stored into one entry of an array): an index with fewer positions than "
+            "the array has axes picks a row, not an entry" + (f" ({axes[0]} here)." if axes else "."))
+
+
 def _math_domain(message: str, _: list[tuple[str, Any]]) -> str | None:
     if "math domain error" not in message:
         return None
@@ -223,7 +257,7 @@ def _math_domain(message: str, _: list[tuple[str, Any]]) -> str | None:
 
 _RULES: tuple[Callable[[str, list[tuple[str, Any]]], str | None], ...] = (
     _broadcast, _assign, _matmul, _einsum, _index, _too_many_indices, _reshape, _allocation,
-    _float_index, _ambiguous, _cast, _division, _math_domain)
+    _float_index, _ambiguous, _cast, _division, _math_domain, _choose_limit, _function_operand, _to_scalar)
 
 
 def cause_of(message: str, parameters: list[str], args: tuple) -> str:

@@ -186,14 +186,17 @@ def _error_hints(fn: Callable, isolated: Callable | None, name: str, args: tuple
     missing or extra transpose that broke a matrix product); notebook-level numbers it reads."""
     from autograder.runtime.diagnosis import out_of_range_ids_feedback, transposed_argument_feedback
     from autograder.runtime.error_causes import cause_of
+    from autograder.runtime.fewer_axes import fewer_axes_feedback
 
     again = _again(fn, isolated)
 
     def call_student(variant: tuple) -> Any:
         return again(*variant)
     ids = out_of_range_ids_feedback(name, call_student, args)
+    parameters = _param_names(fn, len(args))
     # A cause read from the message is replaced where a probe found the cause for certain.
-    found = [ids or cause_of(said, _param_names(fn, len(args)), args),
+    found = [fewer_axes_feedback(name, parameters, args, call_student),
+             ids or cause_of(said, parameters, args),
              transposed_argument_feedback(name, call_student, args), numbers_note(name)]
     return "".join("\n\n" + part for part in found if part)
 

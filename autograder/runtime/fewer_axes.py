@@ -1,0 +1,66 @@
+"""After a student's function raised: does it take the same values with one axis fewer?
+
+A function written for the notebook's 2-D example often raises on the tests' 3-D
+input (a ``reshape(-1, 1)``, an ``assert x.ndim == 2``, a loop over rows that
+indexes one axis, an index ``x[i]`` meant as one entry). The exception names
+the operation that failed, not the assumption behind it. One more call tells
+the two apart: the same values with the first two axes merged into one (every
+array argument that has those two leading axes, so the arguments still belong
+together). If that call returns, the function handles one axis fewer and not
+this many, which is a fact about the student's code whatever the slip, and is
+said as such. If it raises too, nothing is said.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from autograder.runtime.text import code
+
+
+def merged_leading_axes(args: tuple) -> tuple[tuple, tuple[int, ...], tuple[int, ...]] | None:
+    """``args`` with the first two axes merged in every array that has the first array's two
+    leading sizes; (new arguments, old shape, new shape of that first array), or None when no
+    argument can be merged unambiguously (no array of 2 axes or more, a callable among the
+    arguments, whose input would no longer fit, or another array whose first axis has one of
+    those sizes without having both: it may belong with them or not)."""
+    if any(callable(a) for a in args):
+        return None
+    first = next((a for a in args if isinstance(a, np.ndarray) and a.ndim >= 2 and a.size), None)
+    if first is None:
+        return None
+    lead = first.shape[:2]
+    merged = []
+    for arg in args:
+        if isinstance(arg, np.ndarray) and arg.ndim >= 2 and arg.shape[:2] == lead:
+            merged.append(arg.reshape((lead[0] * lead[1],) + arg.shape[2:]))
+        elif isinstance(arg, np.ndarray) and arg.ndim >= 1 and arg.shape[0] in lead:
+            return None
+        else:
+            merged.append(arg)
+    new = next(m for m, a in zip(merged, args) if a is first)
+    return tuple(merged), first.shape, new.shape
+
+
+def fewer_axes_feedback(name: str, parameters: list[str], args: tuple,
+                        call_student: Callable[[tuple], Any]) -> str:
+    """'' or a paragraph: ``name`` raised on ``args`` but returns on the same values with their
+    first two axes merged (one call of the student's function on the argument tuple it is given,
+    sandboxed where the test's was)."""
+    found = merged_leading_axes(args)
+    if found is None:
+        return ""
+    merged, before, after = found
+    try:
+        call_student(merged)
+    except Exception:        # raising there too: the number of axes is not what breaks it
+        return ""
+    index = next(i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.shape == before)
+    which = code(parameters[index]) if index < len(parameters) else f"argument {index + 1}"
+    return (f"`{name}` raises on this {which} of shape {before} ({len(before)} axes), but returns on the "
+            f"same values with the first two axes merged into one, shape {after} ({len(after)} "
+            f"ax{'is' if len(after) == 1 else 'es'}): somewhere it counts on its input having "
+            f"{len(after)} ax{'is' if len(after) == 1 else 'es'} (a fixed reshape, one index per row, a "
+            "check of `ndim`). Take axes from the input instead, such as `axis=-1` with `keepdims=True`, "
+            "and index with `...`.")
