@@ -45,6 +45,18 @@ class _Features:
             ratio = likeness(bodies[i], bodies[j])
             self.likeness[i][j] = self.likeness[j][i] = ratio
 
+    def order_scores(self, members: np.ndarray) -> list[np.ndarray | None]:
+        """:meth:`orders` for many sets at once: ``members`` is (sets, texts), each row the key (0)
+        then the set's texts; each order's scores come back as a (sets, texts) array."""
+        like = np.array(self.likeness)
+        alike = like[members[:, :, None], members[:, None, :]].sum(axis=2)
+        lengths = np.array(self.lengths)[members]
+        if self.values is None or self.scaled is None:
+            return [None, lengths, alike, None]
+        scaled = np.array(self.scaled)[members]
+        central = -np.abs(scaled[:, :, None] - scaled[:, None, :]).sum(axis=2)
+        return [np.array(self.values)[members], lengths, alike, central]
+
     def orders(self, members: Sequence[int]) -> list[list[float] | None]:
         """Each visible order's scores for the texts ``members`` (the key first); None where it does not apply.
 
@@ -125,6 +137,31 @@ def place_weights(scores: Sequence[float], width: int, strict: bool = False) -> 
     return weights
 
 
+def _same_as(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`_same` entry by entry (``math.isclose``'s symmetric test, not ``np.isclose``'s)."""
+    return np.abs(a - b) <= np.maximum(1e-12 * np.maximum(np.abs(a), np.abs(b)), 1e-12)
+
+
+def place_table(scores: np.ndarray, strict: bool = False) -> np.ndarray:
+    """:func:`place_weights` for many sets at once: ``scores`` is (sets, texts), the key first in each
+    row; returns (sets, texts) weights over the key's places."""
+    count, width = scores.shape[0], scores.shape[1] - 1
+    key, others = scores[:, :1], scores[:, 1:]
+    tied = _same_as(others, key)
+    below = ((others < key) & ~tied).sum(axis=1)
+    ties = tied.sum(axis=1)
+    table = np.zeros((count, width + 1))
+    places = np.arange(width + 1)
+    inside = (places >= below[:, None]) & (places < (below + ties + 1)[:, None])
+    table[inside] = np.repeat(1.0 / (ties + 1), inside.sum(axis=1))
+    blank = ties == width                      # every choice ties: the order shows nothing
+    if strict:
+        pairs = _same_as(scores[:, :, None], scores[:, None, :])
+        blank |= (pairs.sum(axis=(1, 2)) - (width + 1)) > 0
+    table[blank] = 0.0
+    return table
+
+
 #: Most rounds of proportional fitting; where the orders pull against each other the weights
 #: keep moving for a while (30 rounds left visible cues that 100 remove), elsewhere they settle early.
 FIT_ROUNDS = 100
@@ -150,23 +187,27 @@ def balanced_subset(rng: np.random.Generator, key_text: str, pool_texts: Sequenc
     """
     width = len(allowed[0])
     features = _Features([key_text, *pool_texts])
-    per_set = [features.orders([0, *(i + 1 for i in subset)]) for subset in allowed]
+    members = np.array([[0, *(i + 1 for i in subset)] for subset in allowed])
     tables = []
-    for order in range(len(per_set[0])):
-        if any(scores[order] is None for scores in per_set):
-            continue    # an order that some sets lack (a text that is not a number) is not fitted
-        table = np.array([place_weights(scores[order], width, strict=order == 0) for scores in per_set])
+    for order, scores in enumerate(features.order_scores(members)):
+        if scores is None:
+            continue    # an order that does not apply (a text that is not a number) is not fitted
+        table = place_table(scores, strict=order == 0)
         reached = table.sum(axis=0) > 0
         if reached.any():
-            tables.append((table, place_target(reached, PLAYED_PLACES[order])))
+            shows = table.sum(axis=1) > 0    # the sets where a reader can use this order at all
+            # One product gives the spread's numerator and its denominator together.
+            tables.append((table, np.column_stack([table, shows.astype(float)]),
+                           place_target(reached, PLAYED_PLACES[order]), (~shows).astype(float)))
     weights = np.full(len(allowed), 1.0 / len(allowed))
     for _ in range(FIT_ROUNDS):
         before = weights
-        for table, target in tables[::-1]:   # the value order last: it is met exactly where it can be
-            shows = table.sum(axis=1) > 0    # the sets where a reader can use this order at all
-            spread = weights @ table / max(weights @ shows, 1e-300)
+        for table, with_shows, target, hidden in tables[::-1]:   # the value order last: met exactly where it can be
+            both = weights @ with_shows
+            spread = both[:-1] / max(both[-1], 1e-300)
             ratio = np.divide(target, spread, out=np.zeros_like(target), where=spread > 0)
-            weights = weights * np.where(shows, table @ ratio, 1.0)
+            # A set where the order shows nothing keeps its weight (its row of the table is all 0).
+            weights = weights * (table @ ratio + hidden)
             weights /= weights.sum()
         if np.abs(weights - before).max() < 1e-9:
             break
@@ -179,4 +220,5 @@ def candidate_sets(n: int, k: int, compatible: Callable[[int, int], bool]) -> li
             if all(compatible(a, b) for a, b in itertools.combinations(combo, 2))]
 
 
-__all__ = ["MAX_POOL", "PLAYED_PLACES", "balanced_subset", "candidate_sets", "place_target", "place_weights"]
+__all__ = ["MAX_POOL", "PLAYED_PLACES", "balanced_subset", "candidate_sets", "place_table", "place_target",
+           "place_weights"]
