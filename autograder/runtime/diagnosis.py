@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from autograder.runtime.non_finite import zeros_feedback
+from autograder.runtime.non_finite import not_finite, zeros_feedback
 from autograder.runtime.relations import (is_whole_number, notebook_sizes, operand_relation, operand_variants,
                                           parameters_of, relation)
 from autograder.runtime.fingerprint import ResultCache, fingerprint
@@ -390,9 +390,22 @@ def relation_feedback(function: str, make_args: Callable[[], tuple], student_out
     found = relation(student_output, run[0], parameters, args, notebook_sizes(numbers_read or {}),
                      observations, focus) or operand_relation(student_output, reference, run[0], parameters, args) \
         or _ignored_argument(reference, call_student, parameters, args, student_output, run[0]) \
-        or _not_entry_by_entry(reference, call_student, parameters, args, student_output, run[0]) \
-        or zeros_feedback(parameters, args, student_output, run[0], call_student)
+        or _not_entry_by_entry(reference, call_student, parameters, args, student_output, run[0])
     return found or ""
+
+
+def zero_positions_feedback(function: str, make_args: Callable[[], tuple], student_output: Any,
+                            call_student: Callable[..., Any] | None) -> str:
+    """'' or where a non-finite result comes from (``non_finite.zeros_feedback``): said beside a named
+    mistake too, since a mistake named on one test may be dropped when another test rules it out."""
+    catalogue = _active_catalogue.get()
+    if catalogue is None or call_student is None or not not_finite(student_output):
+        return ""
+    reference = catalogue.reference(function)
+    run = _run(reference, make_args, fingerprint(tuple(make_args())))
+    if run is None:
+        return ""
+    return zeros_feedback(parameters_of(reference), tuple(make_args()), student_output, run[0], call_student) or ""
 
 
 #: How much one entry of the paired arrays is scaled by in the entry-by-entry probe, and the size

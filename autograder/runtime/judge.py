@@ -297,6 +297,9 @@ def expect(verdict: Verdict, *, function: str | None = None,
                                         focus.group(1) if focus else None)
             if related:
                 message += "\n\n" + related
+        from autograder.runtime.diagnosis import zero_positions_feedback
+        if zeros := zero_positions_feedback(function, make_args, output, _probes.get(function)):
+            message += "\n\n" + zeros
     if not mistakes and function is not None and (note := numbers_note(function)):
         message += "\n\n" + note
     raise Feedback(message, tuple(mistakes))

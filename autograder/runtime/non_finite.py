@@ -17,9 +17,10 @@ import numpy as np
 from autograder.runtime.text import code
 
 
-def _not_finite(value: Any) -> bool:
+def not_finite(value: Any) -> bool:
+    """Whether ``value`` (a number, an array, or a tuple of them) holds a nan or an inf."""
     if isinstance(value, (tuple, list)):
-        return any(_not_finite(v) for v in value)
+        return any(not_finite(v) for v in value)
     try:
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
@@ -42,7 +43,7 @@ def zeros_feedback(parameters: list[str], args: tuple, student_output: Any, righ
     """'' or None, or a sentence: the student's result is not finite (the right one is) because of the
     positions where every float array argument is 0, shown by the result being finite once those
     entries are 1 (one more call of the student's function)."""
-    if call_student is None or not _not_finite(student_output) or _not_finite(right):
+    if call_student is None or not not_finite(student_output) or not_finite(right):
         return None
     found = zeros_together(parameters, args)
     if found is None:
@@ -56,10 +57,10 @@ def zeros_feedback(parameters: list[str], args: tuple, student_output: Any, righ
             again = call_student(*changed)
     except Exception:             # refusing the probe confirms nothing
         return None
-    if _not_finite(again):
+    if not_finite(again):
         return None
     names = " and ".join(code(parameters[i]) if i < len(parameters) else f"argument {i + 1}" for i in arrays)
     count = int(both.sum())
     return (f"Your result is not finite because of the {count} position{'s' if count > 1 else ''} where "
-            f"{names} are all 0: with those entries set to 1 it is finite. There a ratio is 0/0 or a log "
+            f"{names} are {'both' if len(arrays) == 2 else 'all'} 0: with those entries set to 1 it is finite. There a ratio is 0/0 or a log "
             "is of 0: guard that case as this function's definition in the notebook does.")
