@@ -187,3 +187,16 @@ def test_a_digest_ignores_round_off_and_tells_different_results_apart():
     assert output_digest(x) != output_digest(x.astype(np.float32))
     assert output_digest(x) != output_digest(np.swapaxes(x, 0, 1).copy().reshape(x.shape))
     assert output_digest(np.zeros(5)) == output_digest(np.full(5, 1e-17))
+
+
+def test_a_result_of_many_parts_is_digested_by_its_first_parts_and_its_length():
+    """A submission returning tens of thousands of arrays on a probe call costs the grader the digest
+    of a few of them, not of each; the count of the rest still tells it from a shorter result."""
+    from autograder.runtime.class_probes import MAX_PARTS
+    many = [np.full(4, float(i)) for i in range(MAX_PARTS + 1000)]
+    digest = output_digest(many)
+    assert digest.endswith("+1000)") and digest.count("a(4,)") == MAX_PARTS
+    assert digest == output_digest(many[:MAX_PARTS] + [np.zeros(2)] * 1000)
+    assert digest != output_digest(many[:MAX_PARTS + 999])
+    keyed = {f"k{i}": float(i) for i in range(MAX_PARTS + 5)}
+    assert output_digest(keyed).endswith("+5}")
