@@ -374,9 +374,12 @@ def _judge_ordering(key: dict[str, Any], response: list[str]) -> Verdict:
         if cid not in response:
             notes.append(f"You left out {_step(key, cid)}.")
     rules = {(r["before"], r["after"]): r["feedback"] for r in key["rules"]}
+    # nearest first: a step's direct input says more than one several lines back
+    distance = {step: k for k, step in enumerate(key["value"])}
+    pairs = sorted(((earlier, later) for i, later in enumerate(response) for earlier in response[i + 1:]
+                    if (earlier, later) in rules), key=lambda pair: distance[pair[1]] - distance[pair[0]])
     broken = [f"{_step(key, later)} is placed before {_step(key, earlier)}, but it must come after it: "
-              f"{rules[(earlier, later)]}"
-              for i, later in enumerate(response) for earlier in response[i + 1:] if (earlier, later) in rules]
+              f"{rules[(earlier, later)]}" for earlier, later in pairs]
     if broken:
         misconception = misconception or "A step placed before the step it uses"
     return Verdict(False, " ".join(_capped(notes + broken)), misconception)

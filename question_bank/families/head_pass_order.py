@@ -216,9 +216,10 @@ class HeadPassOrder(Family):
                 f"The lines below compute `{target_name}`; the lines between them that are not shown run "
                 "wherever their inputs are ready. One line below does not belong in a correct computation. "
                 f"Put the {len(key)} lines that belong in the order they must run, and leave the other out.")
-        steps_text = "; ".join(f"({ids[s]}) `{STEPS[s]}`" for s in key)
+        # no letters: an LMS shows the lines in menus of its own order
+        steps_text = "; ".join(f"{k}. `{STEPS[step]}`" for k, step in enumerate(key, start=1))
         solution = (f"Each line reads what earlier lines computed, so the order follows the data: {steps_text}. "
-                    f"({ids[wrong_key]}) `{wrong.code}` does not belong: {wrong.feedback}")
+                    f"`{wrong.code}` does not belong: {wrong.feedback}")
         parameters = {"target": target, "shown": key, "wrong": wrong_key}
         return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution)
 

@@ -33,15 +33,15 @@ ITEMS_PER_VARIANT = 4
 OPTIONS_PER_VARIANT = 6
 
 _NAMES = {
-    "hidden": "`hidden`, the hidden states entering the head",
-    "dhidden": "`dhidden`, the gradient passed back to the stack",
-    "W_head": "`W_head`, the head's weight",
-    "dW_head": "`dW_head`, the gradient of the head's weight",
-    "b_head": "`b_head`, the head's bias",
-    "db_head": "`db_head`, the gradient of the head's bias",
-    "logits": "`logits`, the head's output",
-    "dlogits": "`dlogits`, the gradient of the loss with respect to the logits",
-    "targets": "`targets`, the next-token ids the loss compares with",
+    "hidden": "`hidden` (the hidden states entering the head)",
+    "dhidden": "`dhidden` (the gradient passed back to the stack)",
+    "W_head": "`W_head` (the head's weight)",
+    "dW_head": "`dW_head` (the gradient of the head's weight)",
+    "b_head": "`b_head` (the head's bias)",
+    "db_head": "`db_head` (the gradient of the head's bias)",
+    "logits": "`logits` (the head's output)",
+    "dlogits": "`dlogits` (the gradient of the loss with respect to the logits)",
+    "targets": "`targets` (the next-token ids the loss compares with)",
 }
 
 #: The rule each item's shape follows, said once per item (a wrong pair's note ends with it).
@@ -108,7 +108,7 @@ class HeadShapeMatching(Family):
                 "`logits = hidden @ W_head + b_head`; every tensor is batch-first and none is reshaped. "
                 f"Match each of the {len(items)} tensors to its shape; {len(options) - len(items)} of the "
                 "shapes belong to none of them.")
-        solution = " ".join(f"{_NAMES[item].split(',')[0]} is {fmt.shape(shapes[item])}: {_RULES[item]}."
+        solution = " ".join(f"`{item}` is {fmt.shape(shapes[item])}: {_RULES[item]}."
                             for item in items)
         return Draft(parameters=parameters, stem=stem, answer=answer, options=choices, solution=solution)
 
