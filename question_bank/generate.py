@@ -165,10 +165,17 @@ DRAWS_PER_QUESTION = 60
 
 
 def stem_key(variant: dict[str, Any]) -> str:
-    """A stem as a reader sees it: rendered to plain text, whitespace collapsed."""
+    """A stem as a reader sees it: rendered to plain text, whitespace collapsed.
+
+    An ordering's or matching's question is its stem with its lines or options (the same stem
+    asks about other lines), so their texts, sorted, are part of its key.
+    """
     from question_bank.exporters._markup import to_text   # the exporters import this module
 
-    return " ".join(to_text(variant["stem"]).split())
+    text = " ".join(to_text(variant["stem"]).split())
+    if variant["answer"]["kind"] in ARRANGEMENT_KINDS:
+        text += " | " + " | ".join(sorted(to_text(c["text"]) for c in variant["choices"]))
+    return text
 
 
 def distinct_variants(family: str, n: int, root_seed: int) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from question_bank.code_reading import same_result
+from question_bank.cues import PLAYERS, excess_over_chance, least_cued
 from question_bank.errors import GenerationError, Redraw
 from question_bank.registry import Family, register_family
 from question_bank.variant import CHOICE_IDS, Answer, Draft, Option
@@ -54,33 +55,50 @@ class WrongLine:
     feedback: str
 
 
-WRONG_LINES: dict[str, WrongLine] = {w.step + "/" + w.misconception: w for w in (
+#: The wrong lines by ``step/misconception`` (one line per pair, so the key names the line).
+_WRONG = (
     WrongLine("logits", "logits = hidden @ W_head", "logit-bias-dropped",
               "it leaves out the bias `b_head`, so every logit lacks its bias term."),
+    WrongLine("logits", "logits = hidden @ W_head.T + b_head", "weight-transposed",
+              "W_head is (C, V) and maps the width C to V; its transpose (V, C) does not multiply (N, C) rows."),
     WrongLine("shift", "shifted = logits - logits.max(axis=0, keepdims=True)", "softmax-wrong-axis",
               "it subtracts each column's maximum, a different number in each entry of a row, which changes "
               "that row's probabilities; the shift must be one number per row."),
     WrongLine("normalise", "probs = e / e.sum()", "softmax-whole-array",
               "it divides by the sum over the whole array, so a row of probabilities no longer sums to 1."),
+    WrongLine("normalise", "probs = e / e.sum(axis=0, keepdims=True)", "softmax-wrong-axis",
+              "it normalises each column over the positions; each row, one position's distribution over "
+              "the vocabulary, must sum to 1."),
     WrongLine("pick", "picked = probs[:, targets]", "target-column-indexing",
               "it takes every row's entries at all N targets, an (N, N) array, instead of one entry per row."),
     WrongLine("loss", "loss = -np.sum(np.log(picked))", "sum-vs-mean",
               "it sums the N terms; the loss is their mean."),
     WrongLine("loss", "loss = -np.mean(np.log(probs))", "divide-by-vocab",
               "it averages the log of every probability, not only the targets' ones."),
+    WrongLine("loss", "loss = -np.mean(np.log(picked)) / np.log(2)", "wrong-log-base",
+              "dividing by ln 2 gives the loss in bits; the course's loss is in nats."),
     WrongLine("dlogits", "dlogits = probs - onehot", "missing-1-over-n",
               "it leaves out the 1/N of the mean, so the gradient is N times too large."),
     WrongLine("dlogits", "dlogits = (onehot - probs) / N", "gradient-sign",
               "its sign is flipped: the gradient of the loss is probs minus onehot."),
     WrongLine("dlogits", "dlogits = probs / N", "softmax-without-onehot",
               "it forgets to subtract the one-hot targets."),
+    WrongLine("dlogits", "dlogits = (probs - onehot) / onehot.shape[1]", "divide-by-vocab",
+              "it divides by the vocabulary size V; the loss is a mean over the N positions, so the "
+              "gradient divides by N."),
     WrongLine("dW_head", "dW_head = dlogits.T @ hidden", "weight-transposed",
               "it gives a (V, C) array; dW_head has W_head's shape (C, V), which hidden.T @ dlogits gives."),
     WrongLine("db_head", "db_head = dlogits.sum(axis=1)", "bias-per-position",
               "it sums over the vocabulary, giving one number per position; db_head sums over the positions."),
+    WrongLine("db_head", "db_head = dlogits.sum(axis=0) / onehot.shape[1]", "divide-by-vocab",
+              "it divides by the vocabulary size V; dlogits already holds the mean's 1/N, and db_head is "
+              "its plain sum over the positions."),
     WrongLine("dhidden", "dhidden = dlogits @ W_head", "weight-transposed",
               "(N, V) @ (C, V) does not multiply; dhidden = dlogits @ W_head.T is (N, C)."),
-)}
+)
+WRONG_LINES: dict[str, WrongLine] = {w.step + "/" + w.misconception: w for w in _WRONG}
+if len(WRONG_LINES) != len(_WRONG):  # pragma: no cover - guards a copy-paste slip (two lines under one key)
+    raise RuntimeError("two wrong lines of head-pass-order share a step and misconception")
 
 
 def _names(code: str) -> tuple[frozenset[str], str]:
@@ -182,6 +200,8 @@ class HeadPassOrder(Family):
     tags = ("ordering", "lm-head", "softmax", "loss", "gradient")
     subquestion_key = "target"
     subquestion_values = TARGETS
+    #: 4 targets x 15 sets of shown lines x the wrong lines the draw favours: about 150 in 1000 seeds
+    distinct_target = 120
 
     def build(self, rng: np.random.Generator) -> Draft:
         target = TARGETS[int(rng.integers(len(TARGETS)))]
@@ -191,11 +211,8 @@ class HeadPassOrder(Family):
         picked = [others[int(i)] for i in rng.choice(len(others), n_shown - 1, replace=False)]
         shown = [s for s in needed if s in picked or s == target]
         key = key_order(shown)
-        wrong_pool = [k for k, w in WRONG_LINES.items() if w.step in shown]
-        if not wrong_pool:
-            raise Redraw("no wrong line competes with a shown line")
-        wrong = WRONG_LINES[wrong_pool[int(rng.integers(len(wrong_pool)))]]
-        wrong_key = f"{wrong.step}/{wrong.misconception}"
+        wrong_key = self._wrong_line(rng, key)
+        wrong = WRONG_LINES[wrong_key]
         printed = self._printed_order(rng, key, wrong_key)
         ids = dict(zip(printed, CHOICE_IDS))
         options = [Option(value=item, text=_code(STEPS[item] if item in STEPS else WRONG_LINES[item].code),
@@ -222,6 +239,19 @@ class HeadPassOrder(Family):
                     f"`{wrong.code}` does not belong: {wrong.feedback}")
         parameters = {"target": target, "shown": key, "wrong": wrong_key}
         return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution)
+
+    @staticmethod
+    def _wrong_line(rng: np.random.Generator, key: list[str]) -> str:
+        """A wrong line for one of the shown steps, drawn among those with which the content-blind players
+        of :mod:`question_bank.cues` (longest line, most alike, ...) find the lines that belong least
+        beyond chance."""
+        pool = [name for name, w in WRONG_LINES.items() if w.step in key]
+        if not pool:
+            raise Redraw("no wrong line competes with a shown line")
+        texts = [_code(STEPS[s]) for s in key]
+        weights = list(rng.exponential(size=len(PLAYERS)))
+        return least_cued(rng, pool, lambda name: excess_over_chance(
+            texts + [_code(WRONG_LINES[name].code)], [True] * len(key) + [False], weights))
 
     @staticmethod
     def _printed_order(rng: np.random.Generator, key: list[str], wrong: str) -> list[str]:
@@ -255,8 +285,9 @@ class HeadPassOrder(Family):
         lines = [STEPS[values[cid]] if values[cid] in STEPS else WRONG_LINES[values[cid]].code for cid in response]
         hidden = [STEPS[s] for s in needed_steps(target) if s not in variant["parameters"]["shown"]]
         name = data_flow()[target][1]
-        return all(same_result(_run(lines, hidden, probe, name), reference[name])
-                   for probe, reference in zip(_probes(), _references()))
+        results = (_run(lines, hidden, probe, name) for probe in _probes())
+        return all(result is not None and same_result(result, reference[name])
+                   for result, reference in zip(results, _references()))
 
 
 @functools.lru_cache(maxsize=None)
@@ -266,7 +297,7 @@ def _compiled(line: str) -> Any:
 
 def _run(lines: list[str], hidden: list[str], probe: dict[str, Any], name: str) -> Any:
     """Run ``lines`` in order; before each, every hidden line whose inputs are ready. A line that
-    reads a name not computed yet (or fails) makes the result ``"error"``."""
+    reads a name not computed yet (or fails) makes the result ``None``."""
     namespace = {"np": np, **{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in probe.items()}}
     pending = list(hidden)
 
@@ -289,8 +320,8 @@ def _run(lines: list[str], hidden: list[str], probe: dict[str, Any], name: str) 
                 exec(_compiled(line), namespace)  # noqa: S102 - the bank's own lines
             run_ready()
         except Exception:  # noqa: BLE001 - a line before its input, or a shape that does not multiply
-            return "error"
-    return namespace.get(name, "error")
+            return None
+    return namespace.get(name)
 
 
 @functools.lru_cache(maxsize=1)

@@ -12,12 +12,14 @@ only where one of that item's catalogued mistakes gives that shape.
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any
 
 import numpy as np
 
 from question_bank import formatting as fmt
+from question_bank.cues import PLAYERS, excess_over_chance, least_cued
 from question_bank.errors import Redraw
 from question_bank.families.lm_head_shapes import MISTAKES as SHAPE_MISTAKES
 from question_bank.families.lm_head_shapes import draw_sizes, reference_shapes
@@ -29,7 +31,14 @@ from question_bank.variant import CHOICE_IDS, Answer, Draft, Option
 CLASSES: tuple[tuple[str, ...], ...] = (
     ("hidden", "dhidden"), ("W_head", "dW_head"), ("b_head", "db_head"), ("logits", "dlogits"), ("targets",))
 
+#: How often each class is drawn, relatively. The bias (one axis) forces a one-axis wrong shape,
+#: and those ((T,), (B,), (C,)) are nearly always the smallest option, which made the bias the
+#: 2nd-smallest option and a key too often; asking it less often keeps that rank near chance.
+CLASS_WEIGHTS = (1.0, 1.0, 0.45, 1.0, 1.0)
+
 ITEMS_PER_VARIANT = 4
+#: Wrong-shape pairs weighed for cues per variant (a random subset: weighing all is slow).
+PAIRS_WEIGHED = 12
 OPTIONS_PER_VARIANT = 6
 
 _NAMES = {
@@ -65,6 +74,20 @@ def item_shapes(B: int, T: int, C: int, V: int) -> dict[str, list[int]]:
     return shapes
 
 
+#: Wrong shapes beyond ``lm-head-shapes``: a bias kept per position of the flattened batch, one
+#: axis like the key but often longer than V (the shorter (T,) alone made the bias the 2nd-smallest option).
+EXTRA_MISTAKES = (
+    ("b_head/per-flat-position", lambda f: [f["B"] * f["T"]], "bias-per-position"),
+    ("db_head/per-flat-position", lambda f: [f["B"] * f["T"]], "bias-per-position"),
+)
+
+
+def _mistakes(facts: dict[str, Any]) -> list[tuple[str, list[int], str]]:
+    """``(item/name, wrong shape, misconception)`` of every known wrong shape, at these sizes."""
+    known = [(name, formula.compute(facts), formula.misconception) for name, formula in SHAPE_MISTAKES.items()]
+    return known + [(name, compute(facts), misconception) for name, compute, misconception in EXTRA_MISTAKES]
+
+
 def _sentence(text: str) -> str:
     """``text`` as a sentence: its first letter upper-case (the rest kept: code names keep their case)."""
     return text[:1].upper() + text[1:] + "."
@@ -84,7 +107,9 @@ class HeadShapeMatching(Family):
     def build(self, rng: np.random.Generator) -> Draft:
         B, T, C, V = draw_sizes(rng)
         shapes = item_shapes(B, T, C, V)
-        classes = [CLASSES[int(i)] for i in sorted(rng.choice(len(CLASSES), ITEMS_PER_VARIANT, replace=False))]
+        weights = np.array(CLASS_WEIGHTS) / sum(CLASS_WEIGHTS)
+        classes = [CLASSES[int(i)] for i in sorted(rng.choice(len(CLASSES), ITEMS_PER_VARIANT, replace=False,
+                                                              p=weights))]
         items = [group[int(rng.integers(len(group)))] for group in classes]
         items = [items[int(i)] for i in rng.permutation(len(items))]
         keys = [shapes[item] for item in items]
@@ -116,19 +141,26 @@ class HeadShapeMatching(Family):
     def _wrong_shapes(rng: np.random.Generator, items: list[str], keys: list[list[int]],
                       facts: dict[str, Any]) -> list[tuple[list[int], str]]:
         """Two ``lm-head-shapes`` mistakes of the items, ``(shape, misconception)``, drawn so that every
-        key's number of axes is shared by another option."""
+        key's number of axes is shared by another option, and among those a pair on which the content-blind
+        players of :mod:`question_bank.cues` find the keys least beyond chance."""
         candidates: list[tuple[list[int], str]] = []
-        for name, formula in SHAPE_MISTAKES.items():
-            shape = formula.compute(facts)
-            if name.split("/")[0] in items and shape not in keys and shape not in [c[0] for c in candidates]:
-                candidates.append((shape, formula.misconception))
+        sizes = {math.prod(key) for key in keys}
+        for name, shape, misconception in _mistakes(facts):
+            # a size of its own: equal sizes would let a player comparing sizes abstain, not be fair
+            if name.split("/")[0] in items and math.prod(shape) not in sizes \
+                    and math.prod(shape) not in {math.prod(c[0]) for c in candidates}:
+                candidates.append((shape, misconception))
         candidates = [candidates[int(i)] for i in rng.permutation(len(candidates))]
-        for i, first in enumerate(candidates):
-            for second in candidates[i + 1:]:
-                axes = Counter(_axes(s) for s in keys + [first[0], second[0]])
-                if all(axes[_axes(key)] >= 2 for key in keys):
-                    return [first, second]
-        raise Redraw("no two wrong shapes hide every key's number of axes")
+        pairs = [[first, second] for i, first in enumerate(candidates) for second in candidates[i + 1:]
+                 if all(Counter(_axes(s) for s in keys + [first[0], second[0]])[_axes(key)] >= 2 for key in keys)]
+        if not pairs:
+            raise Redraw("no two wrong shapes hide every key's number of axes")
+        pairs = pairs[:PAIRS_WEIGHED]
+        # of those, a pair where the printed orders (size, length, likeness) point at the keys least
+        texts = [fmt.shape(k) for k in keys]
+        weights = list(rng.exponential(size=len(PLAYERS)))
+        return least_cued(rng, pairs, lambda pair: excess_over_chance(
+            texts + [fmt.shape(s) for s, _ in pair], [True] * len(keys) + [False] * 2, weights))
 
     @staticmethod
     def _owner_note(shape: list[int], shapes: dict[str, list[int]]) -> str:
@@ -141,8 +173,8 @@ class HeadShapeMatching(Family):
                    facts: dict[str, Any]) -> dict[str, Any]:
         """Why ``shape`` is wrong for ``item``: whose shape it is, and the item's shape rule; the misconception
         when one of the item's ``lm-head-shapes`` mistakes gives that shape (else none is claimed)."""
-        found = next((formula.misconception for name, formula in SHAPE_MISTAKES.items()
-                      if name.split("/")[0] == item and formula.compute(facts) == shape), None)
+        found = next((misconception for name, wrong, misconception in _mistakes(facts)
+                      if name.split("/")[0] == item and wrong == shape), None)
         return {"misconception": None if found is None else misconception_ref(found),
                 "feedback": f"{cls._owner_note(shape, shapes)}; {_RULES[item]} = {fmt.shape(shapes[item])}."}
 
