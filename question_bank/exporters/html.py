@@ -45,8 +45,7 @@ def question_html(number: int, variant: dict[str, Any]) -> str:
         f'<section class="item" id="q{number}">',
         f"<h2>{number}. {html.escape(variant['title'])}{points_note(variant)}</h2>",
         to_html(variant["stem"], mathml),
-        f'<ul class="choices">{choices}</ul>',
-        slots_html(variant),
+        f'<ul class="choices">{choices}</ul>' + slots_html(variant),
         f'<p class="how">{inline(how_to_answer(variant["answer"]), mathml)}</p>',
         "</section>",
     ])

@@ -354,7 +354,7 @@ def matching_item(number: int, variant: dict[str, Any]) -> ET.Element:
            else "Pick each item's shape; some shapes are left over.")
     _mattext(presentation, question_html(variant, how))
     for label, slot in zip(slot_labels, answer["slots"]):
-        response = ET.SubElement(presentation, "response_lid", {"ident": f"response_{label}"})
+        response = ET.SubElement(presentation, "response_lid", {"ident": f"response_{label}", "rcardinality": "Single"})
         # both sides plain text, as Canvas's matching questions hold them (its menus show no markup)
         _mattext(response, to_text(slot["text"]), "text/plain")
         render = ET.SubElement(response, "render_choice")
@@ -364,7 +364,7 @@ def matching_item(number: int, variant: dict[str, Any]) -> ET.Element:
     resprocessing = _resprocessing(item)
     share = xml_number(round(100 / len(slot_labels), 4))
     for label, cid in zip(slot_labels, answer["value"]):
-        condition = ET.SubElement(resprocessing, "respcondition")
+        condition = ET.SubElement(resprocessing, "respcondition", {"continue": "Yes"})  # every pair adds its share
         test = ET.Element("varequal", {"respident": f"response_{label}"})
         test.text = choice_labels[cid]
         ET.SubElement(condition, "conditionvar").append(test)
