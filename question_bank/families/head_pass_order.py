@@ -272,6 +272,8 @@ class HeadPassOrder(Family):
             problems.append("running the key's lines in order does not give the reference value")
         choices = {c["id"]: c for c in variant["choices"]}
         (wrong_id,) = [cid for cid, c in choices.items() if not c["correct"]]
+        if choices[wrong_id]["value"] not in WRONG_LINES:
+            return problems + [f"the line left out, {choices[wrong_id]['text']}, is not a wrong line"]
         step = WRONG_LINES[choices[wrong_id]["value"]].step
         swapped = [wrong_id if choices[cid]["value"] == step else cid for cid in variant["answer"]["value"]]
         if self.arrangement_holds(variant, swapped):
