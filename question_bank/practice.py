@@ -165,7 +165,9 @@ def render_question(number: int, total: int, variant: dict[str, Any]) -> str:
     if answer["kind"] not in ("float", "integer", "shape"):
         lines.append("")
         lines += [_wrap(f"  ({c['id']}) {to_text(c['text'])}", indent="      ") for c in variant["choices"]]
-    if answer["kind"] in ("ordering", "matching"):
+    if answer["kind"] == "ordering":
+        lines += ["", f"Give the letters of the {len(answer['slots'])} lines that belong, in the order they run."]
+    elif answer["kind"] == "matching":
         lines += ["", "Give a letter for each of these, in this order:"]
         lines += [_wrap(f"  {k}. {to_text(slot['text'])}", indent="     ")
                   for k, slot in enumerate(answer["slots"], start=1)]

@@ -14,7 +14,7 @@ with this layout (schema 2)::
       "stem": "Markdown with $LaTeX$",
       "answer": {
         "kind": "float" | "integer" | "shape" | "single_choice"
-                | "multiple_choice" | "true_false",
+                | "multiple_choice" | "true_false" | "ordering" | "matching",
         "value": 2.15443469003 | 10 | [4, 8, 24] | "c" | ["a", "d"] | true,
         "display": "2.154",                      # the answer as printed
         "rtol": 0.001, "atol": 1e-09,            # floats only, else null
@@ -33,6 +33,11 @@ with this layout (schema 2)::
       ],
       "solution": "Markdown worked solution"
     }
+
+Ordering and matching answers hold one choice id per slot as their value
+(``["e", "a", "c", "d"]``), and add ``"slots"`` (the positions or left-hand
+items, each with notes on its wrong pairs) and, for an ordering, ``"rules"``
+(the pairs of steps whose order the data flow forces); see :class:`Answer`.
 
 ``mistakes`` lists, for answers with a value, every candidate mistake the
 family computed (see :mod:`question_bank.mistakes`) that is finite and
