@@ -22,6 +22,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 NUMERIC_KINDS = ("float", "integer", "shape")
+#: Answered with one choice letter per slot (see :mod:`question_bank.variant`).
+ARRANGEMENT_KINDS = ("ordering", "matching")
+#: Wrong pairs or broken dependencies named in one verdict; the rest are counted.
+MAX_NOTES = 3
 
 
 class ResponseError(ValueError):
@@ -180,6 +184,27 @@ def parse_true_false(text: str, choices: dict[str, bool] | None = None) -> bool:
     raise ResponseError(f"Could not read {text.strip()!r} as true or false. {TRUE_FALSE_HINT}")
 
 
+def parse_arrangement(text: str, ids: Sequence[str], n_slots: int, distinct: bool) -> list[str]:
+    """One choice letter per slot, in slot order, typed as ``c a d b``, ``c, a, d, b``, ``c-a-d-b`` or ``cadb``.
+
+    ``distinct``: each letter at most once (an ordering uses a step once).
+    """
+    cleaned = re.sub(r"[()\[\].]", " ", _normalise(text).lower())
+    tokens = [t for t in re.split(r"[\s,;>/-]+", cleaned) if t]
+    if len(tokens) == 1 and len(tokens[0]) > 1:
+        tokens = list(tokens[0])  # "cadb"
+    example = ", ".join(ids[:n_slots])
+    if len(tokens) != n_slots or not all(t in ids for t in tokens):
+        raise ResponseError(f"Could not read {text.strip()!r} as {n_slots} letters, one per "
+                            f"{'position' if distinct else 'item'} in order (like {example}), "
+                            f"from {', '.join(ids)}.")
+    if distinct and len(set(tokens)) != len(tokens):
+        twice = sorted({t for t in tokens if tokens.count(t) > 1})
+        raise ResponseError(f"{', '.join(twice)} is given twice; each step runs once. Give {n_slots} "
+                            f"different letters in order (like {example}).")
+    return tokens
+
+
 def parse_response(text: str, key: dict[str, Any]) -> Any:
     """Read ``text`` as an answer of the kind ``key`` (see :func:`answer_key`) expects.
 
@@ -200,6 +225,8 @@ def parse_response(text: str, key: dict[str, Any]) -> Any:
         return parse_choice_set(text, ids)
     if kind == "true_false":
         return parse_true_false(text, {c["id"]: c["value"] for c in key["choices"]})
+    if kind in ARRANGEMENT_KINDS:
+        return parse_arrangement(text, ids, len(key["slots"]), kind == "ordering")
     raise ValueError(f"unknown answer kind {kind!r}")
 
 
@@ -216,7 +243,7 @@ def answer_key(variant: dict[str, Any], inline: Callable[[str], str] = str,
     the worked solution.
     """
     answer = variant["answer"]
-    return {
+    key = {
         "kind": answer["kind"],
         "value": answer["value"],
         "display": answer["display"],
@@ -237,6 +264,19 @@ def answer_key(variant: dict[str, Any], inline: Callable[[str], str] = str,
         } for m in variant.get("mistakes", [])],
         "solution": block(variant["solution"]),
     }
+    if answer["kind"] in ARRANGEMENT_KINDS:
+        # a verdict names the steps or options it is about, so it needs their texts
+        for entry, choice in zip(key["choices"], variant["choices"]):
+            entry["text"] = inline(choice["text"])
+        key["slots"] = [{"text": inline(slot["text"]),
+                         "wrong": {cid: {"misconception": None if note["misconception"] is None
+                                         else note["misconception"]["name"],
+                                         "feedback": inline(note["feedback"])}
+                                   for cid, note in slot.get("wrong", {}).items()}}
+                        for slot in answer["slots"]]
+        key["rules"] = [{"before": r["before"], "after": r["after"], "feedback": inline(r["feedback"])}
+                        for r in answer.get("rules", [])]
+    return key
 
 
 def matches(kind: str, reference: Any, response: Any, rtol: float | None, atol: float | None) -> bool:
@@ -268,6 +308,10 @@ def judge(key: dict[str, Any], response: Any) -> Verdict:
     kind = key["kind"]
     if kind == "multiple_choice":
         return _judge_choice_set(key, response)
+    if kind == "ordering":
+        return _judge_ordering(key, response)
+    if kind == "matching":
+        return _judge_matching(key, response)
     if kind in NUMERIC_KINDS:
         for choice in key["choices"]:
             if matches(kind, choice["value"], response, key["rtol"], key["atol"]):
@@ -301,6 +345,57 @@ def _judge_choice_set(key: dict[str, Any], response: list[str]) -> Verdict:
     if missed:
         notes.append(f"You left out {missed} correct choice{'s' if missed > 1 else ''}.")
     return Verdict(False, " ".join(notes), wrong[0]["misconception"] if wrong else None)
+
+
+def _step(key: dict[str, Any], choice_id: str) -> str:
+    """A choice as a verdict names it: ``(c) text``."""
+    text = next(c["text"] for c in key["choices"] if c["id"] == choice_id)
+    return f"({choice_id}) {text}"
+
+
+def _capped(notes: list[str]) -> list[str]:
+    if len(notes) <= MAX_NOTES:
+        return notes
+    return notes[:MAX_NOTES] + [f"({len(notes) - MAX_NOTES} more like these.)"]
+
+
+def _judge_ordering(key: dict[str, Any], response: list[str]) -> Verdict:
+    """Right when the steps are the key's in the key's order; else name each step that does not
+    belong, each step left out, and each step placed before a step it reads from (and what it reads)."""
+    if list(response) == list(key["value"]):
+        return Verdict(True, "Correct: every step comes after the steps whose results it reads.")
+    choices = {c["id"]: c for c in key["choices"]}
+    notes, misconception = [], None
+    for cid in response:
+        if not choices[cid]["correct"]:
+            notes.append(f"{_step(key, cid)} does not belong: {choices[cid]['feedback']}")
+            misconception = misconception or choices[cid]["misconception"]
+    for cid in key["value"]:
+        if cid not in response:
+            notes.append(f"You left out {_step(key, cid)}.")
+    rules = {(r["before"], r["after"]): r["feedback"] for r in key["rules"]}
+    # nearest first: a step's direct input says more than one several lines back
+    distance = {step: k for k, step in enumerate(key["value"])}
+    pairs = sorted(((earlier, later) for i, later in enumerate(response) for earlier in response[i + 1:]
+                    if (earlier, later) in rules), key=lambda pair: distance[pair[1]] - distance[pair[0]])
+    broken = [f"{_step(key, later)} is placed before {_step(key, earlier)}, but it must come after it: "
+              f"{rules[(earlier, later)]}" for earlier, later in pairs]
+    if broken:
+        misconception = misconception or "A step placed before the step it uses"
+    return Verdict(False, " ".join(_capped(notes + broken)), misconception)
+
+
+def _judge_matching(key: dict[str, Any], response: list[str]) -> Verdict:
+    """Right when every item has its option; else name each wrong pair and why it is wrong."""
+    if list(response) == list(key["value"]):
+        return Verdict(True, "Correct: every item has its own option.")
+    notes, misconception = [], None
+    for slot, picked, right in zip(key["slots"], response, key["value"]):
+        if picked != right:
+            note = slot["wrong"].get(picked, {"misconception": None, "feedback": "not this one."})
+            notes.append(f"{slot['text']} is not {_step(key, picked)}: {note['feedback']}")
+            misconception = misconception or note["misconception"]
+    return Verdict(False, " ".join(_capped(notes)), misconception)
 
 
 def _unknown_mistake(key: dict[str, Any]) -> str:

@@ -167,6 +167,32 @@ PLAYERS: dict[str, Callable[[Sequence[str]], Pick]] = {
 }
 
 
+def excess_over_chance(texts: Sequence[str], correct: Sequence[bool],
+                       weights: Sequence[float] | None = None) -> float:
+    """How far the players' picks land on correct choices beyond chance, summed over the players
+    (a player at or below chance adds nothing; ``weights`` per player of :data:`PLAYERS`), on one set.
+
+    Families whose choices several keys share (an ordering's lines, a matching's shapes) draw their
+    wrong options among the sets where this is least, so no printed order points at the used ones.
+    Random weights, drawn per variant, spread the players a set cannot all keep at chance.
+    """
+    chance = sum(correct) / len(correct)
+    weights = weights if weights is not None else [1.0] * len(PLAYERS)
+    total = 0.0
+    for weight, player in zip(weights, PLAYERS.values()):
+        pick = player(texts)
+        if sum(pick):
+            total += weight * max(0.0, sum(w for w, c in zip(pick, correct) if c) - chance)
+    return total
+
+
+def least_cued(rng: Any, candidates: Sequence[Any], score: Callable[[Any], float]) -> Any:
+    """One of the ``candidates`` with the least ``score`` (up to rounding), drawn with ``rng``."""
+    scores = [round(score(c), 9) for c in candidates]
+    best = [c for c, s in zip(candidates, scores) if s == min(scores)]
+    return best[int(rng.integers(len(best)))]
+
+
 @dataclass
 class PlayerScore:
     """One player on one family's sub-question: where it applied, its hits and the chance hits."""
@@ -251,4 +277,4 @@ def cue_table(tallies: dict[str, CueTally]) -> str:
 
 
 __all__ = ["CUE_MARGIN", "CUE_MIN_APPLIED", "CUE_Z", "CueTally", "PLAYERS", "PlayerScore",
-           "choice_number", "cue_table", "plain"]
+           "choice_number", "cue_table", "excess_over_chance", "least_cued", "plain"]

@@ -22,6 +22,7 @@ from question_bank.registry import Family, get_family, resolve_families
 from question_bank.roster import read_roster_entries, safe_file_stem
 from question_bank.seeding import student_seed, variant_seed
 from question_bank.variant import (
+    ARRANGEMENT_KINDS,
     CHOICE_IDS,
     SCHEMA_VERSION,
     Draft,
@@ -74,13 +75,15 @@ def assemble(fam: Family, seed: int, draft: Draft, rng: np.random.Generator) -> 
     True/false options keep their True-then-False order (readers expect it);
     the answer's position still varies because the statement is true or
     false at random. All other options are shuffled with ``rng``, which makes
-    the correct position uniform across seeds.
+    the correct position uniform across seeds. Ordering and matching options
+    come in the order the family printed them (it shuffles them itself, so the
+    printed order of steps is never the key), and their key is already ids.
     """
     answer = draft.answer
     options = list(draft.options)
     if len(options) > len(CHOICE_IDS):
         raise GenerationError(f"family {fam.name!r} made {len(options)} options; at most {len(CHOICE_IDS)}")
-    if answer.kind != "true_false":
+    if answer.kind not in ("true_false",) + ARRANGEMENT_KINDS:
         options = [options[int(i)] for i in rng.permutation(len(options))]
     choices = []
     for choice_id, option in zip(CHOICE_IDS, options):
@@ -97,6 +100,12 @@ def assemble(fam: Family, seed: int, draft: Draft, rng: np.random.Generator) -> 
         value = next(c["id"] for c in choices if c["correct"])
     elif answer.kind == "multiple_choice":
         value = sorted(c["id"] for c in choices if c["correct"])
+    record = {"kind": answer.kind, "value": value, "display": answer.display, "rtol": answer.rtol,
+              "atol": answer.atol, "unit": answer.unit, "log_space": answer.log_space}
+    if answer.kind in ARRANGEMENT_KINDS:
+        record["slots"] = list(answer.slots)
+    if answer.kind == "ordering":
+        record["rules"] = list(answer.rules)
     return canonical(_group_commas({
         "schema": SCHEMA_VERSION,
         "id": f"{fam.name}-v{fam.version}-{seed}",
@@ -107,15 +116,7 @@ def assemble(fam: Family, seed: int, draft: Draft, rng: np.random.Generator) -> 
         "tags": list(fam.tags) + [t for t in draft.tags if t not in fam.tags],
         "parameters": draft.parameters,
         "stem": draft.stem,
-        "answer": {
-            "kind": answer.kind,
-            "value": value,
-            "display": answer.display,
-            "rtol": answer.rtol,
-            "atol": answer.atol,
-            "unit": answer.unit,
-            "log_space": answer.log_space,
-        },
+        "answer": record,
         "choices": choices,
         "mistakes": [_mistake_record(option) for option in known_mistakes(_reference_value(draft), draft.mistakes)],
         "solution": draft.solution,
@@ -164,10 +165,17 @@ DRAWS_PER_QUESTION = 60
 
 
 def stem_key(variant: dict[str, Any]) -> str:
-    """A stem as a reader sees it: rendered to plain text, whitespace collapsed."""
+    """A stem as a reader sees it: rendered to plain text, whitespace collapsed.
+
+    An ordering's or matching's question is its stem with its lines or options (the same stem
+    asks about other lines), so their texts, sorted, are part of its key.
+    """
     from question_bank.exporters._markup import to_text   # the exporters import this module
 
-    return " ".join(to_text(variant["stem"]).split())
+    text = " ".join(to_text(variant["stem"]).split())
+    if variant["answer"]["kind"] in ARRANGEMENT_KINDS:
+        text += " | " + " | ".join(sorted(to_text(c["text"]) for c in variant["choices"]))
+    return text
 
 
 def distinct_variants(family: str, n: int, root_seed: int) -> list[dict[str, Any]]:

@@ -309,6 +309,9 @@ _ENTRIES = (
     Misconception("fine-tuning-drops-lm-objective", "The LM objective dropped in fine-tuning",
                   "GPT-1 keeps language modelling as an auxiliary objective during fine-tuning, weighted by "
                   "lambda: L3 = L2 + lambda L1."),
+    Misconception("step-before-its-input", "A step placed before the step it uses",
+                  "Each line of the forward and backward pass reads what an earlier line computed; placed "
+                  "before that line, it would read a value that does not exist yet."),
     Misconception("softmax-changes-argmax", "Softmax changes the winner",
                   "Softmax is monotonic, so the largest logit is also the most probable token."),
 )

@@ -39,6 +39,8 @@ _PROMPT = {
     "single_choice": "one letter",
     "multiple_choice": "every letter that applies, e.g. a, c",
     "true_false": "true or false",
+    "ordering": "the letters of the lines that belong, in order, e.g. c a d b",
+    "matching": "one letter per item, in the items' order, e.g. c a f d",
 }
 
 
@@ -163,6 +165,12 @@ def render_question(number: int, total: int, variant: dict[str, Any]) -> str:
     if answer["kind"] not in ("float", "integer", "shape"):
         lines.append("")
         lines += [_wrap(f"  ({c['id']}) {to_text(c['text'])}", indent="      ") for c in variant["choices"]]
+    if answer["kind"] == "ordering":
+        lines += ["", f"Give the letters of the {len(answer['slots'])} lines that belong, in the order they run."]
+    elif answer["kind"] == "matching":
+        lines += ["", "Give a letter for each of these, in this order:"]
+        lines += [_wrap(f"  {k}. {to_text(slot['text'])}", indent="     ")
+                  for k, slot in enumerate(answer["slots"], start=1)]
     if answer["unit"]:
         lines += ["", f"(in {answer['unit']})"]
     return "\n".join(lines) + "\n"

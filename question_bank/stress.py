@@ -20,12 +20,16 @@ often than chance plus the margin.
 """
 from __future__ import annotations
 
+import itertools
 import math
+import random
+import re
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from question_bank.answers import ARRANGEMENT_KINDS, answer_key, judge, parse_response
 from question_bank.cues import CueTally, cue_table
 from question_bank.errors import QuestionBankError, require_at_least_one
 from question_bank.generate import generate_variant
@@ -141,6 +145,8 @@ def stress_family(name: str, n: int, seed: int = 0) -> FamilyStress:
         generation_seconds += time.perf_counter() - t0
         # generate_variant has already validated the structure (it raises otherwise).
         problems = _safe_check(family.check, variant)
+        if variant["answer"]["kind"] in ARRANGEMENT_KINDS:
+            problems += arrangement_problems(family, variant, thorough=index % DETERMINISM_EVERY == 0)
         if index % DETERMINISM_EVERY == 0 and to_json(generate_variant(name, s)) != to_json(variant):
             problems.append("the same seed gave different JSON")
         if problems:
@@ -157,6 +163,57 @@ def stress_family(name: str, n: int, seed: int = 0) -> FamilyStress:
     row.uniform_p = _uniformity_p(hits)
     row.ms_per_variant = 1000 * generation_seconds / n
     return row
+
+
+#: Arrangements judged per ordering or matching variant (all of them when there are fewer).
+ARRANGEMENTS_TRIED = 120
+
+
+def arrangement_problems(family: Any, variant: dict[str, Any], thorough: bool = False) -> list[str]:
+    """An ordering's or matching's key and answer space, checked by the judge against the family.
+
+    The key typed as printed is accepted; the printed order of an ordering's steps is neither the key
+    nor its reverse; no key of a matching is the only option with its number of axes; and on up to
+    :data:`ARRANGEMENTS_TRIED` other arrangements (every arrangement when ``thorough`` and they are
+    few enough), the judge accepts exactly those the family's ``arrangement_holds`` (running the
+    lines, or a table of shapes) finds right, and nothing but the key.
+    """
+    answer = variant["answer"]
+    key = answer_key(variant)
+    problems = []
+    if not judge(key, parse_response(answer["display"], key)).correct:
+        problems.append(f"the key typed as printed ({answer['display']}) is not accepted")
+    ids = [c["id"] for c in variant["choices"]]
+    if answer["kind"] == "ordering":
+        printed = [cid for cid in ids if cid in answer["value"]]
+        if printed in (answer["value"], answer["value"][::-1]):
+            problems.append("the steps are printed in the key's order (or its reverse)")
+    else:
+        axes = Counter(len(_NUMBER.findall(c["text"])) for c in variant["choices"])
+        lonely = [slot["text"] for slot, cid in zip(answer["slots"], answer["value"])
+                  if axes[len(_NUMBER.findall(next(c["text"] for c in variant["choices"] if c["id"] == cid)))] < 2]
+        if lonely:
+            problems.append(f"the options of {lonely} are the only ones with their number of axes")
+    for arrangement in _arrangements(ids, len(answer["slots"]), variant["seed"], thorough):
+        accepted = judge(key, arrangement).correct
+        if accepted != (arrangement == answer["value"]) or accepted != family.arrangement_holds(variant, arrangement):
+            problems.append(f"the judge {'accepts' if accepted else 'rejects'} {','.join(arrangement)}, "
+                            f"which {'holds' if family.arrangement_holds(variant, arrangement) else 'fails'} "
+                            "when the family checks it")
+            break
+    return problems
+
+
+def _arrangements(ids: list[str], n_slots: int, seed: int, thorough: bool) -> list[list[str]]:
+    """Arrangements of ``n_slots`` of ``ids`` to try: all of them when thorough and few enough, else a sample."""
+    every = math.perm(len(ids), n_slots)
+    if thorough and every <= 2 * ARRANGEMENTS_TRIED * 10:
+        return [list(p) for p in itertools.permutations(ids, n_slots)]
+    rng = random.Random(seed)
+    return [rng.sample(ids, n_slots) for _ in range(min(ARRANGEMENTS_TRIED, every))]
+
+
+_NUMBER = re.compile(r"\d+")
 
 
 def _safe_check(check: Callable[[dict[str, Any]], list[str]], variant: dict[str, Any]) -> list[str]:

@@ -14,7 +14,7 @@ with this layout (schema 2)::
       "stem": "Markdown with $LaTeX$",
       "answer": {
         "kind": "float" | "integer" | "shape" | "single_choice"
-                | "multiple_choice" | "true_false",
+                | "multiple_choice" | "true_false" | "ordering" | "matching",
         "value": 2.15443469003 | 10 | [4, 8, 24] | "c" | ["a", "d"] | true,
         "display": "2.154",                      # the answer as printed
         "rtol": 0.001, "atol": 1e-09,            # floats only, else null
@@ -33,6 +33,11 @@ with this layout (schema 2)::
       ],
       "solution": "Markdown worked solution"
     }
+
+Ordering and matching answers hold one choice id per slot as their value
+(``["e", "a", "c", "d"]``), and add ``"slots"`` (the positions or left-hand
+items, each with notes on its wrong pairs) and, for an ordering, ``"rules"``
+(the pairs of steps whose order the data flow forces); see :class:`Answer`.
 
 ``mistakes`` lists, for answers with a value, every candidate mistake the
 family computed (see :mod:`question_bank.mistakes`) that is finite and
@@ -65,7 +70,11 @@ SCHEMA_VERSION = 2
 FLOAT_DIGITS = 12
 
 CHOICE_KINDS = ("single_choice", "multiple_choice", "true_false")
-ANSWER_KINDS = NUMERIC_KINDS + CHOICE_KINDS
+#: Kinds answered by giving one choice per slot: the steps in order (slot k = the k-th step), or
+#: a right-hand option for each left-hand item. The choices are the right-hand side and may
+#: hold more options than slots (a step that does not belong, a shape no item has).
+ARRANGEMENT_KINDS = ("ordering", "matching")
+ANSWER_KINDS = NUMERIC_KINDS + CHOICE_KINDS + ARRANGEMENT_KINDS
 
 CHOICE_IDS = "abcdefgh"
 
@@ -85,6 +94,13 @@ class Answer:
         unit: unit of a numeric answer, e.g. ``"nats"``; may be empty.
         log_space: True when ``value`` is the natural log of the quantity
             (used for probabilities too small to type comfortably).
+        slots: ordering and matching only: the left-hand side, one
+            ``{"text", "value", "wrong"}`` per slot (``wrong`` maps a choice id
+            picked for that slot to ``{"misconception", "feedback"}``: why
+            that pair is wrong; ordering slots, the positions, leave it empty).
+        rules: ordering only: ``{"before", "after", "feedback"}`` per pair of
+            steps (choice ids) whose order the data flow forces, the feedback
+            saying what the later step reads from the earlier one.
     """
 
     kind: str
@@ -94,6 +110,8 @@ class Answer:
     atol: float | None = None
     unit: str = ""
     log_space: bool = False
+    slots: tuple[dict[str, Any], ...] = ()
+    rules: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -192,6 +210,8 @@ def answer_matches(answer: dict[str, Any], response: Any) -> bool:
         return isinstance(response, (list, tuple)) and [int(v) for v in response] == list(value)
     if kind == "multiple_choice":
         return isinstance(response, (list, tuple)) and sorted(response) == sorted(value)
+    if kind in ARRANGEMENT_KINDS:
+        return isinstance(response, (list, tuple)) and list(response) == list(value)
     return response == value
 
 
@@ -220,7 +240,10 @@ def validate_variant(variant: dict[str, Any]) -> list[str]:
     if kind not in ANSWER_KINDS:
         return problems + [f"answer kind {kind!r} is not one of {ANSWER_KINDS}"]
     problems += _check_answer_value(answer)
-    problems += _check_choices(variant["choices"], answer)
+    if kind in ARRANGEMENT_KINDS:
+        problems += _check_arrangement(variant["choices"], answer)
+    else:
+        problems += _check_choices(variant["choices"], answer)
     problems += _check_mistakes(variant["mistakes"], variant["choices"], answer)
     try:
         if canonical(variant) != variant or json.loads(to_json(variant)) != variant:
@@ -255,6 +278,58 @@ def _check_mistakes(mistakes: Any, choices: list[dict[str, Any]], answer: dict[s
     return problems
 
 
+def _check_arrangement(choices: Any, answer: dict[str, Any]) -> list[str]:
+    """An ordering or matching key: one choice per slot, every choice used by the key marked correct,
+    every other a named distractor, more choices than slots, per-pair notes and rules on real ids."""
+    if not isinstance(choices, list) or len(choices) < 2:
+        return ["a variant needs at least two choices"]
+    ids = [c.get("id") for c in choices]
+    problems = []
+    if ids != list(CHOICE_IDS[: len(choices)]):
+        problems.append(f"choice ids are {ids}, expected {list(CHOICE_IDS[:len(choices)])}")
+    texts = [c.get("text") for c in choices]
+    if len(set(texts)) != len(texts):
+        problems.append("two choices print the same text")
+    slots, value = answer.get("slots"), answer.get("value")
+    if not isinstance(slots, list) or not slots:
+        return problems + ["an ordering or matching answer needs its slots"]
+    if not isinstance(value, list) or len(value) != len(slots) or not set(value) <= set(ids):
+        return problems + [f"the key {value!r} is not one choice id per slot ({len(slots)} slots)"]
+    if len(choices) <= len(slots):
+        problems.append(f"{len(choices)} choices for {len(slots)} slots: the last pair would be free")
+    if answer["kind"] == "ordering" and len(set(value)) != len(value):
+        problems.append("an ordering key uses a step twice")
+    for choice in choices:
+        if choice.get("correct") is not (choice.get("id") in value):
+            problems.append(f"choice {choice.get('id')!r} is marked {choice.get('correct')!r} but the key "
+                            f"{'uses' if choice.get('id') in value else 'does not use'} it")
+        if choice.get("id") not in value:
+            problems += _check_one_choice(choice, answer)
+    for index, slot in enumerate(slots):
+        if not isinstance(slot.get("text"), str) or not slot["text"].strip():
+            problems.append(f"slot {index + 1} has no text")
+        wrong = slot.get("wrong", {})
+        if not set(wrong) <= set(ids) - {value[index]}:
+            problems.append(f"slot {index + 1} has notes on {sorted(wrong)}, not only on wrong choices")
+    if answer["kind"] == "ordering":
+        problems += _check_rules(answer.get("rules"), value)
+    return problems
+
+
+def _check_rules(rules: Any, value: list[str]) -> list[str]:
+    """Every rule holds in the key, and the rules force the key: each step is ruled after the one before it."""
+    if not isinstance(rules, list):
+        return ["an ordering answer needs its rules"]
+    position = {step: k for k, step in enumerate(value)}
+    problems = [f"rule {rule.get('before')!r} before {rule.get('after')!r} does not hold in the key"
+                for rule in rules
+                if position.get(rule.get("before"), len(value)) >= position.get(rule.get("after"), -1)]
+    pairs = {(rule.get("before"), rule.get("after")) for rule in rules}
+    problems += [f"no rule puts {b!r} after {a!r}: the key is not the only order"
+                 for a, b in zip(value, value[1:]) if (a, b) not in pairs]
+    return problems
+
+
 def _check_answer_value(answer: dict[str, Any]) -> list[str]:
     kind, value = answer["kind"], answer.get("value")
     problems = []
@@ -269,6 +344,8 @@ def _check_answer_value(answer: dict[str, Any]) -> list[str]:
         problems.append(f"shape answer holds {value!r}")
     elif kind == "true_false" and not isinstance(value, bool):
         problems.append(f"true/false answer holds {value!r}")
+    elif kind in ARRANGEMENT_KINDS and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        problems.append(f"{kind} answer holds {value!r}, expected choice ids")
     if not isinstance(answer.get("display"), str) or not answer["display"]:
         problems.append("answer needs a display string")
     if not isinstance(answer.get("log_space"), bool):

@@ -25,7 +25,7 @@ from click.testing import CliRunner
 
 from autograder.cli_questions import questions
 from question_bank import build_bundle, family_names
-from question_bank.answers import answer_key
+from question_bank.answers import answer_key, judge
 from question_bank.errors import QuestionBankError
 from question_bank.exporters import companion_path, exporters, get_exporter, write_files
 from question_bank.exporters._markup import inline, mathml, tex_delimited, tex_to_text, to_html
@@ -194,6 +194,14 @@ def test_notebook_checks_right_wrong_and_malformed_answers(outputs, every_family
         assert shown[-1].startswith("**Right.**"), (variant["id"], shown[-1])
         assert "**Worked solution.**" in shown[-1]
         wrong = next(c for c in variant["choices"] if not c["correct"])
+        if key["kind"] in ("ordering", "matching"):
+            # the left-over choice in the first slot: the notebook names what the judge names
+            response = [wrong["id"]] + key["value"][1:]
+            verdict = judge(key, response)
+            namespace["check"](number, response)
+            assert shown[-1].startswith(f"**Not right: {verdict.misconception}.**" if verdict.misconception
+                                        else "**Not right.**"), variant["id"]
+            continue
         by_id = key["kind"] in ("single_choice", "multiple_choice")
         wrong_response = wrong["id"] if by_id else wrong["value"]
         namespace["check"](number, wrong_response)
@@ -249,7 +257,8 @@ QTI_STRUCTURE = {
     "presentation": ({"material", "response_lid", "response_str"}, set()),
     "material": ({"mattext"}, set()),
     "mattext": (set(), {"texttype"}),
-    "response_lid": ({"render_choice"}, {"ident", "rcardinality"}),
+    # a matching question's response_lid carries its left-hand text (Canvas's own matching exports)
+    "response_lid": ({"render_choice", "material"}, {"ident", "rcardinality"}),
     "response_str": ({"render_fib"}, {"ident", "rcardinality"}),
     "render_choice": ({"response_label"}, set()),
     "render_fib": ({"response_label"}, {"fibtype"}),
@@ -271,7 +280,7 @@ QTI_STRUCTURE = {
 }
 ITEM_ORDER = ["itemmetadata", "presentation", "resprocessing", "itemfeedback"]
 CANVAS_TYPES = {"numerical_question", "multiple_choice_question", "multiple_answers_question",
-                "true_false_question"}
+                "true_false_question", "matching_question"}
 
 
 def local(tag: str) -> str:
@@ -328,6 +337,8 @@ def check_qti_item(item: ET.Element) -> list[str]:
     for condition in item.iter(f"{QTI_NS}conditionvar"):
         if len(condition) != 1:
             problems.append("a conditionvar holds exactly one test")
+    if fields.get("question_type") == "matching_question":
+        return problems + _matching_item_problems(item)
     scores = [s for s in item.iter(f"{QTI_NS}setvar") if s.get("varname") == "SCORE" and s.text == "100"]
     if len(scores) != 1:
         problems.append(f"{len(scores)} conditions give full marks")
@@ -342,6 +353,22 @@ def check_qti_item(item: ET.Element) -> list[str]:
         for var in item.iter(f"{QTI_NS}varequal"):
             if var.text not in labels:
                 problems.append(f"varequal {var.text} is not a choice")
+    return problems
+
+
+def _matching_item_problems(item: ET.Element) -> list[str]:
+    """A matching item as Canvas's importer reads it: every left side offers the same options with numeric
+    idents (its match ids), one scored condition per left side adds a share, and the shares make 100."""
+    problems = []
+    lids = list(item.iter(f"{QTI_NS}response_lid"))
+    options = [[lab.get("ident") for lab in lid.iter(f"{QTI_NS}response_label")] for lid in lids]
+    if any(o != options[0] for o in options) or not all(i.isdigit() for i in options[0]):
+        problems.append("every left side must offer the same options, with numeric idents")
+    if len(options[0]) <= len(lids):
+        problems.append("no option is left over: the last pair is free")
+    adds = [s for s in item.iter(f"{QTI_NS}setvar") if s.get("action") == "Add"]
+    if len(adds) != len(lids) or abs(sum(float(s.text) for s in adds) - 100) > 0.01:
+        problems.append(f"{len(adds)} scored pairs for {len(lids)} left sides")
     return problems
 
 
@@ -360,7 +387,8 @@ def test_qti_zip_is_a_canvas_package_with_one_item_per_variant(outputs, every_fa
         assert check_qti_item(item) == [], variant["id"]
         expected = {"float": "numerical_question", "integer": "numerical_question",
                     "shape": "multiple_choice_question", "single_choice": "multiple_choice_question",
-                    "multiple_choice": "multiple_answers_question", "true_false": "true_false_question"}
+                    "multiple_choice": "multiple_answers_question", "true_false": "true_false_question",
+                    "ordering": "matching_question", "matching": "matching_question"}
         assert item_fields(item)["question_type"] == expected[variant["answer"]["kind"]]
         assert variant["seed"] is not None and str(variant["seed"]) not in item.get("ident")
     idents = [e.get("ident") for e in root.iter() if e.get("ident") and local(e.tag) in ("item", "section")]
@@ -431,7 +459,7 @@ def test_lms_formats_refuse_a_roster_and_say_why():
 
 # --- Moodle XML ----------------------------------------------------------------------------
 
-MOODLE_TYPES = {"category", "numerical", "multichoice", "shortanswer", "truefalse"}
+MOODLE_TYPES = {"category", "numerical", "multichoice", "shortanswer", "truefalse", "matching"}
 MOODLE_COMMON = ["name", "questiontext", "generalfeedback", "defaultgrade", "penalty", "hidden"]
 MOODLE_EXTRA = {
     "numerical": {"answer", "unitgradingtype", "unitpenalty", "showunits", "unitsleft"},
@@ -439,6 +467,10 @@ MOODLE_EXTRA = {
                     "partiallycorrectfeedback", "incorrectfeedback"},
     "shortanswer": {"answer", "usecase"},
     "truefalse": {"answer"},
+    # qformat_xml's import_match: subquestions (an empty text is an extra wrong answer), shuffleanswers,
+    # combined feedback with shownumcorrect
+    "matching": {"subquestion", "shuffleanswers", "correctfeedback", "partiallycorrectfeedback",
+                 "incorrectfeedback", "shownumcorrect"},
 }
 ALLOWED_FRACTIONS = set(MOODLE_FRACTIONS) | {"-" + f for f in MOODLE_FRACTIONS if f != "0"}
 
@@ -462,6 +494,8 @@ def check_moodle_question(question: ET.Element) -> list[str]:
     for tag in ("questiontext", "generalfeedback"):
         if question.find(tag).get("format") != "html" or not question.findtext(f"{tag}/text"):
             problems.append(f"{tag} must be non-empty html")
+    if qtype == "matching":
+        return problems + _matching_problems(question)
     answers = question.findall("answer")
     if not answers:
         problems.append("no answers")
@@ -499,6 +533,21 @@ def check_moodle_question(question: ET.Element) -> list[str]:
     return problems
 
 
+def _matching_problems(question: ET.Element) -> list[str]:
+    """A Moodle match question: at least two subquestions with text, three answers, each answer distinct."""
+    subs = question.findall("subquestion")
+    asked = [s for s in subs if (s.findtext("text") or "").strip()]
+    answers = [s.findtext("answer/text") for s in subs]
+    problems = []
+    if len(asked) < 2 or len(answers) < 3:
+        problems.append(f"{len(asked)} subquestions and {len(answers)} answers (Moodle needs 2 and 3)")
+    if any(not a for a in answers) or len(set(answers)) != len(answers):
+        problems.append(f"answers must be distinct and non-empty: {answers}")
+    if any(s.get("format") != "html" for s in subs):
+        problems.append("subquestion text must be html")
+    return problems
+
+
 def test_moodle_xml_is_well_formed_and_follows_the_import_format(outputs, every_family):
     text = outputs["moodle"]["questions.xml"]
     root = ET.fromstring(text)
@@ -510,7 +559,7 @@ def test_moodle_xml_is_well_formed_and_follows_the_import_format(outputs, every_
         assert check_moodle_question(question) == [], variant["id"]
         expected = {"float": "numerical", "integer": "numerical", "shape": "shortanswer",
                     "single_choice": "multichoice", "multiple_choice": "multichoice",
-                    "true_false": "truefalse"}[variant["answer"]["kind"]]
+                    "true_false": "truefalse", "ordering": "matching", "matching": "matching"}[variant["answer"]["kind"]]
         assert question.get("type") == expected
     assert text.count("<![CDATA[") >= 2 * len(questions_)
 

@@ -34,7 +34,8 @@ def bundle() -> dict:
     """One variant of every family; seed 2 covers every answer kind, ln-probabilities and multiple choice."""
     bundle = build_bundle(n=1, seed=2)
     kinds = {(v["answer"]["kind"], v["answer"]["log_space"]) for v in bundle["sheets"][0]["variants"]}
-    assert {("multiple_choice", False), ("float", True), ("shape", False), ("true_false", False)} <= kinds
+    assert {("multiple_choice", False), ("float", True), ("shape", False), ("true_false", False),
+            ("ordering", False), ("matching", False)} <= kinds
     return bundle
 
 
@@ -86,11 +87,41 @@ def choose(page, ident: str, ids: list[str]) -> None:
         page.check(f"#{ident} input[value='{choice_id}']")
 
 
+def pick_slots(page, ident: str, ids: list[str]) -> None:
+    """Choose one letter per slot in an ordering's or matching's menus."""
+    for menu, choice_id in zip(page.locator(f"#{ident} select.slot").all(), ids):
+        menu.select_option(choice_id)
+
+
+def check_arrangement(page, ident: str, variant: dict) -> None:
+    """An ordering or matching: no letters picked, a left-over option in the first slot, then the key."""
+    from question_bank.answers import judge
+
+    cls, text = check(page, ident)
+    assert cls == "feedback malformed" and "first." in text, (variant["id"], text)
+    key = answer_key(variant)
+    distractor = next(c for c in variant["choices"] if not c["correct"])
+    wrong = [distractor["id"]] + key["value"][1:]
+    pick_slots(page, ident, wrong)
+    cls, text = check(page, ident)
+    expected = judge(key, wrong)
+    assert cls == "feedback wrong", (variant["id"], text)
+    head = f"Not right: {expected.misconception}." if expected.misconception else "Not right."
+    assert text.startswith(head), (variant["id"], text)
+    assert plain_words(expected.feedback) in text
+    pick_slots(page, ident, key["value"])
+    cls, text = check(page, ident)
+    assert cls == "feedback right" and text.startswith("Right."), (variant["id"], text)
+
+
 def test_every_question_marks_right_wrong_and_malformed_answers(browser_page, bundle):
     page, errors, _ = browser_page
     variants = bundle["sheets"][0]["variants"]
     for number, variant in enumerate(variants, start=1):
         ident, kind = f"q{number}", variant["answer"]["kind"]
+        if kind in ("ordering", "matching"):
+            check_arrangement(page, ident, variant)
+            continue
         distractor = next(c for c in variant["choices"] if not c["correct"])
         numeric = kind in ("float", "integer", "shape")
         # 1. malformed (or empty) entry
@@ -157,6 +188,12 @@ def test_page_script_judges_like_the_python_core(browser_page, bundle):
     cases = []
     for variant in bundle["sheets"][0]["variants"]:
         key = answer_key(variant)
+        if key["kind"] in ("ordering", "matching"):
+            # the key, its reverse, and each choice put in each slot
+            cases += [(key, key["value"]), (key, key["value"][::-1])]
+            cases += [(key, key["value"][:k] + [c["id"]] + key["value"][k + 1:])
+                      for k in range(len(key["value"])) for c in variant["choices"]]
+            continue
         for choice in variant["choices"]:
             response = choice["id"] if key["kind"] == "single_choice" else choice["value"]
             if key["kind"] == "multiple_choice":
@@ -168,3 +205,23 @@ def test_page_script_judges_like_the_python_core(browser_page, bundle):
         expected = judge(key, response)
         assert (verdict["correct"], verdict["feedback"], verdict["misconception"]) == \
             (expected.correct, expected.feedback, expected.misconception)
+
+
+def test_page_script_reads_orderings_and_matchings_like_the_python_core(browser_page, bundle):
+    page, _, _ = browser_page
+    from question_bank.answers import ResponseError, parse_response
+
+    keys = [answer_key(v) for v in bundle["sheets"][0]["variants"] if v["answer"]["kind"] in ("ordering", "matching")]
+    assert {k["kind"] for k in keys} == {"ordering", "matching"}
+    texts = ["a b c d", "a, b, c, d", "abcd", "(a)(b)(c)(d)", "a-b-c-d", "a b c", "a a b c", "a b c z", "", "A B C D E"]
+    cases = [{"key": key, "text": text} for key in keys for text in texts]
+    results = page.evaluate("""cases => cases.map(c => {
+        try { return {value: window.selfcheck.parseResponse(c.text, c.key)}; }
+        catch (err) { return {error: err.message}; }
+    })""", cases)
+    for case, result in zip(cases, results):
+        try:
+            expected = {"value": parse_response(case["text"], case["key"])}
+        except ResponseError as exc:
+            expected = {"error": str(exc)}
+        assert result == expected, (case["key"]["kind"], case["text"], result, expected)

@@ -176,6 +176,14 @@ def test_every_distractor_is_wrong_and_names_its_misconception(bank):
         for choice in variant["choices"]:
             if choice["correct"]:
                 continue
+            if key["kind"] in ("ordering", "matching"):
+                # the left-over choice put in each slot in turn: never right, and in some slot
+                # (the step it competes with, the item whose mistake it is) named for its mistake
+                verdicts = [judge(key, key["value"][:k] + [choice["id"]] + key["value"][k + 1:])
+                            for k in range(len(key["value"]))]
+                assert not any(v.correct for v in verdicts), variant["id"]
+                assert choice["misconception"]["name"] in [v.misconception for v in verdicts], variant["id"]
+                continue
             by_id = key["kind"] in ("single_choice", "multiple_choice")
             response = choice["id"] if by_id else choice["value"]
             if key["kind"] == "multiple_choice":

@@ -278,6 +278,9 @@ def _tamper(variant: dict) -> dict:
         answer["value"] = not answer["value"]
         for choice in bad["choices"]:
             choice["correct"] = not choice["correct"]
+    elif kind in ("ordering", "matching"):
+        # two steps (or two items' options) swapped: every choice keeps its mark
+        answer["value"][0], answer["value"][1] = answer["value"][1], answer["value"][0]
     else:
         # move the "correct" mark from the first correct choice to the first wrong one
         right = next(c for c in bad["choices"] if c["correct"])

@@ -183,5 +183,7 @@ def student_view(variant: dict[str, Any]) -> dict[str, Any]:
         "stem": variant["stem"],
         "answer": {"kind": answer["kind"], "unit": answer["unit"], "log_space": answer["log_space"]},
         "choices": [{"id": c["id"], "text": c["text"]} for c in variant["choices"]],
+        # an ordering's positions or a matching's items (their texts only: the key stays out)
+        **({"slots": [{"text": slot["text"]} for slot in answer["slots"]]} if "slots" in answer else {}),
         **{k: variant[k] for k in ("slot", "points") if k in variant},
     }

@@ -119,3 +119,23 @@ def refuse_roster(bundle: dict[str, Any], fmt: str) -> None:
             f"--format {fmt} makes one importable bank for the whole class; the LMS gives each student "
             "their own draw. Drop --students and use -n N: each family becomes a group that draws one of "
             "its N variants per student.")
+
+
+def arrangement_notes_html(variant: dict[str, Any]) -> str:
+    """What an LMS shows after a wrong ordering or matching, which cannot attach a note to one pair:
+    why each step follows the one before it, or each item's shape rule, and why each left-over
+    option is wrong."""
+    answer = variant["answer"]
+    texts = {c["id"]: c["text"] for c in variant["choices"]}
+    rows = []
+    if answer["kind"] == "ordering":
+        rules = {(r["before"], r["after"]): r["feedback"] for r in answer["rules"]}
+        rows += [f"<li>{md_inline(texts[b])} comes after {md_inline(texts[a])}: {md_inline(rules[(a, b)])}</li>"
+                 for a, b in zip(answer["value"], answer["value"][1:])]
+    else:
+        rows += [f"<li>{md_inline(slot['text'])}: {md_inline(texts[cid])}</li>"
+                 for slot, cid in zip(answer["slots"], answer["value"])]
+    # letters are left out: an LMS offers the choices in menus of its own order
+    rows += [f"<li>{md_inline(c['text'])} is left over (<em>{html.escape(c['misconception']['name'])}</em>): "
+             f"{md_inline(c['feedback'])}</li>" for c in variant["choices"] if not c["correct"]]
+    return f"<ul>{''.join(rows)}</ul>"

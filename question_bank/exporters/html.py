@@ -11,7 +11,7 @@ from typing import Any
 from question_bank.exporters import ANSWER_KEY_STEM, Files, points_note, register_exporter, sheet_file_names
 from question_bank.exporters._markup import inline, mathml, to_html
 from question_bank.exporters._page import document
-from question_bank.exporters.markdown import answer_text, how_to_answer, undrawn_mistakes
+from question_bank.exporters.markdown import ARRANGEMENT_KINDS, answer_text, how_to_answer, key_letters, undrawn_mistakes
 
 
 @register_exporter("html", ".html", "Printable HTML worksheet and a separate answer key (offline math)")
@@ -45,10 +45,18 @@ def question_html(number: int, variant: dict[str, Any]) -> str:
         f'<section class="item" id="q{number}">',
         f"<h2>{number}. {html.escape(variant['title'])}{points_note(variant)}</h2>",
         to_html(variant["stem"], mathml),
-        f'<ul class="choices">{choices}</ul>',
+        f'<ul class="choices">{choices}</ul>' + slots_html(variant),
         f'<p class="how">{inline(how_to_answer(variant["answer"]), mathml)}</p>',
         "</section>",
     ])
+
+
+def slots_html(variant: dict[str, Any]) -> str:
+    """An ordering's positions or a matching's items, each with a blank for a letter; empty for other kinds."""
+    if variant["answer"]["kind"] not in ARRANGEMENT_KINDS:
+        return ""
+    rows = "".join(f"<li>{inline(slot['text'], mathml)}: ____</li>" for slot in variant["answer"]["slots"])
+    return f'<ul class="slots">{rows}</ul>'
 
 
 def render_key(sheets: list[dict[str, Any]]) -> str:
@@ -64,7 +72,7 @@ def render_key(sheets: list[dict[str, Any]]) -> str:
 
 def key_entry_html(number: int, variant: dict[str, Any]) -> str:
     """The key of one question."""
-    correct = ", ".join(f"({c['id']})" for c in variant["choices"] if c["correct"])
+    correct = inline(key_letters(variant), mathml)
     wrong = "".join(
         f"<li>({c['id']}) <em>{html.escape(c['misconception']['name'])}</em>: "
         f"{inline(c['feedback'], mathml)}</li>"

@@ -12,7 +12,12 @@ _HOW_TO_ANSWER = {
     "single_choice": "Pick one letter.",
     "multiple_choice": "Pick every letter that applies.",
     "true_false": "True or false?",
+    "ordering": "Write the letters of the lines that belong, in the order they run; one line is left out.",
+    "matching": "Write the letter of each item's shape; some shapes are left over.",
 }
+
+#: Kinds answered with one choice letter per slot.
+ARRANGEMENT_KINDS = ("ordering", "matching")
 
 
 @register_exporter("md", ".md", "Printable Markdown worksheet and a separate answer key", joinable=True)
@@ -43,6 +48,8 @@ def render_sheet(sheet: dict[str, Any]) -> str:
     for number, variant in enumerate(sheet["variants"], start=1):
         lines += [f"## {number}. {variant['title']}{points_note(variant)}", "", variant["stem"].strip(), ""]
         lines += [f"- **({c['id']})** {c['text']}" for c in variant["choices"]]
+        if variant["answer"]["kind"] in ARRANGEMENT_KINDS:
+            lines += [""] + [f"{slot['text']}: ____  " for slot in variant["answer"]["slots"]]
         lines += ["", f"*{how_to_answer(variant['answer'])}*", ""]
     return "\n".join(lines)
 
@@ -53,7 +60,7 @@ def render_key(sheet: dict[str, Any], heading_level: int = 1, title: bool = True
     lines = [f"{hashes} Answer key", ""] if title else []
     sub = "#" * (heading_level + 1) if title else hashes
     for number, variant in enumerate(sheet["variants"], start=1):
-        correct = ", ".join(f"({c['id']})" for c in variant["choices"] if c["correct"])
+        correct = key_letters(variant)
         lines += [f"{sub} {number}. {variant['title']}{points_note(variant)} (`{variant['id']}`)", "",
                   f"**Answer:** {correct} {answer_text(variant['answer'])}", "",
                   f"**Worked solution.** {variant['solution'].strip()}", "",
@@ -68,6 +75,14 @@ def render_key(sheet: dict[str, Any], heading_level: int = 1, title: bool = True
             lines += [f"- {m['text']} *{m['misconception']['name']}*: {m['feedback']}" for m in others]
         lines.append("")
     return "\n".join(lines)
+
+
+def key_letters(variant: dict[str, Any]) -> str:
+    """The correct letters as a key prints them: ``(a), (c)``, or per slot ``Step 1: (e); Step 2: (a)``."""
+    answer = variant["answer"]
+    if answer["kind"] in ARRANGEMENT_KINDS:
+        return "; ".join(f"{slot['text']}: ({cid})" for slot, cid in zip(answer["slots"], answer["value"])) + "."
+    return ", ".join(f"({c['id']})" for c in variant["choices"] if c["correct"])
 
 
 def undrawn_mistakes(variant: dict[str, Any]) -> list[dict[str, Any]]:
@@ -88,6 +103,8 @@ def how_to_answer(answer: dict[str, Any]) -> str:
 
 def answer_text(answer: dict[str, Any]) -> str:
     """The answer as the key prints it: display, unit and the accepted tolerance."""
+    if answer["kind"] in ARRANGEMENT_KINDS:
+        return ""   # the letters per slot say it all
     text = answer["display"]
     if answer["unit"]:
         text += f" {answer['unit']}"

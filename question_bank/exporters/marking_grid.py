@@ -82,11 +82,14 @@ def _student_cells(sheet: dict[str, Any]) -> str:
 
 
 def grid_key(variant: dict[str, Any]) -> str:
-    """The key as the grid prints it: the correct letters of a choice question (``a,c``), else the value
-    and unit (a shape without spaces, ``(4,8,24)``, to keep the column narrow)."""
+    """The key as the grid prints it: the correct letters of a choice question (``a,c``), an ordering's or
+    matching's letters in slot order (``e,a,c,d``), else the value and unit (a shape without spaces,
+    ``(4,8,24)``, to keep the column narrow)."""
     answer = variant["answer"]
     if answer["kind"] in ("single_choice", "multiple_choice"):
         return ",".join(c["id"] for c in variant["choices"] if c["correct"])
+    if answer["kind"] in ("ordering", "matching"):
+        return ",".join(answer["value"])   # one letter per slot, in slot order
     if answer["kind"] == "shape":
         return html.escape(answer["display"].replace(" ", ""))
     unit = f" {answer['unit']}" if answer["unit"] else ""
@@ -117,4 +120,8 @@ def _full_key(variant: dict[str, Any]) -> str:
     if answer["kind"] in ("single_choice", "multiple_choice"):
         return "; ".join(f"<strong>({c['id']})</strong> {inline(c['text'], mathml)}"
                          for c in variant["choices"] if c["correct"])
+    if answer["kind"] in ("ordering", "matching"):
+        texts = {c["id"]: c["text"] for c in variant["choices"]}
+        return "; ".join(f"{inline(slot['text'], mathml)}: <strong>({cid})</strong> {inline(texts[cid], mathml)}"
+                         for slot, cid in zip(answer["slots"], answer["value"]))
     return inline(answer_text(answer), mathml)

@@ -10,7 +10,15 @@ Question types:
 * shapes -> ``shortanswer``: the usual ways of typing the shape are accepted
   ((4, 8, 24), 4x8x24, ...), distractor shapes get their feedback;
 * single and multiple choices -> ``multichoice`` with feedback on every
-  answer; true/false -> ``truefalse`` with feedback on both answers.
+  answer; true/false -> ``truefalse`` with feedback on both answers;
+* orderings and matchings -> ``matching`` (what Moodle's XML format imports
+  as its match type): one subquestion per slot (a position "Step k" for an
+  ordering, an item for a matching) with its answer, and a subquestion with
+  empty text for each choice no slot takes, which Moodle offers as an extra
+  wrong answer. Answers are plain text there. Moodle has no feedback per
+  pair, so the partly-correct and incorrect feedback say why each step
+  follows the one before it (or each item's shape) and why each left-over
+  option is wrong.
 
 Each family goes into its own category under "LM-head practice questions",
 so a quiz can draw one random question per category. Math stays LaTeX in
@@ -25,9 +33,11 @@ from itertools import groupby
 from typing import Any
 
 from question_bank.exporters import Files, register_exporter
+from question_bank.exporters._markup import to_text
 from question_bank.exporters._lms import (
     QUIZ_TITLE,
     absolute_tolerance,
+    arrangement_notes_html,
     correct_feedback,
     group_title,
     md_html,
@@ -133,6 +143,8 @@ def question_element(number: int, variant: dict[str, Any], html_parts: list[str]
         return shape_question(number, variant, html_parts)
     if kind == "true_false":
         return true_false_question(number, variant, html_parts)
+    if kind in ("ordering", "matching"):
+        return matching_question(number, variant, html_parts)
     return multichoice_question(number, variant, html_parts)
 
 
@@ -239,3 +251,26 @@ def multichoice_question(number: int, variant: dict[str, Any], html_parts: list[
 def _mistake_html(choice: dict[str, Any]) -> str:
     """A distractor's (or known mistake's) feedback, led by the name of its misconception."""
     return f"<em>{html.escape(choice['misconception']['name'])}</em>. {md_inline(choice['feedback'])}"
+
+
+def matching_question(number: int, variant: dict[str, Any], html_parts: list[str]) -> ET.Element:
+    """A ``matching`` question: a subquestion per slot, an empty one per left-over choice."""
+    answer = variant["answer"]
+    how = ("Pick the line that runs at each step; one line is left out." if answer["kind"] == "ordering"
+           else "Pick each item's shape; some shapes are left over.")
+    question = _header(number, variant, "matching", how, html_parts)
+    ET.SubElement(question, "shuffleanswers").text = "true"
+    notes = arrangement_notes_html(variant)
+    _text(question, "correctfeedback", "Your answer is correct.", html_parts, "html")
+    _text(question, "partiallycorrectfeedback", "Your answer is partially correct. " + notes, html_parts, "html")
+    _text(question, "incorrectfeedback", "Your answer is incorrect. " + notes, html_parts, "html")
+    ET.SubElement(question, "shownumcorrect")
+    texts = {c["id"]: to_text(c["text"]) for c in variant["choices"]}
+    for slot, cid in zip(answer["slots"], answer["value"]):
+        sub = _text(question, "subquestion", md_inline(slot["text"]), html_parts, "html")
+        ET.SubElement(ET.SubElement(sub, "answer"), "text").text = texts[cid]
+    for choice in variant["choices"]:
+        if choice["id"] not in answer["value"]:
+            sub = _text(question, "subquestion", "", html_parts, "html")  # empty text: a distractor
+            ET.SubElement(ET.SubElement(sub, "answer"), "text").text = texts[choice["id"]]
+    return question

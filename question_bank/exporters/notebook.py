@@ -26,6 +26,8 @@ _ANSWER_HINT = {
     "single_choice": 'one letter, e.g. "b"',
     "multiple_choice": 'every letter that applies, e.g. "a, c"',
     "true_false": "True or False",
+    "ordering": 'the letters of the lines that belong, in order, e.g. "c, a, d, b"',
+    "matching": 'one letter per item, in the items\' order, e.g. "c, a, f, d"',
 }
 
 _INTRO = """\
@@ -37,7 +39,8 @@ _INTRO = """\
    if your answer matches a common one, and shows the worked solution.
 
 Numbers may be written as `0.0012`, `1.2e-3` or `"1.2 x 10^-3"` and are accepted within {rtol:.1%};
-shapes as `(4, 8, 24)` or `"4x8x24"`; letters as `"b"`; true/false as `True` or `False`."""
+shapes as `(4, 8, 24)` or `"4x8x24"`; letters as `"b"`; true/false as `True` or `False`; an order or a
+matching as its letters in order, `"c, a, d, b"`."""
 
 _CHECK_FUNCTION = '''
 
@@ -112,6 +115,8 @@ def question_cells(number: int, variant: dict[str, Any]) -> list[Any]:
     lines = [f"## {number}. {variant['title']}{points_note(variant)}", "", variant["stem"].strip(), ""]
     if answer["kind"] not in ("float", "integer", "shape"):
         lines += [f"- **({c['id']})** {c['text']}" for c in variant["choices"]] + [""]
+    if answer["kind"] in ("ordering", "matching"):
+        lines += [f"{k}. {slot['text']}" for k, slot in enumerate(answer["slots"], start=1)] + [""]
     hint = _ANSWER_HINT[answer["kind"]]
     if answer["unit"]:
         hint += f", in {answer['unit']}"

@@ -42,7 +42,12 @@ _WRITE_INSTRUCTION = {
     "single_choice": "Tick one box.",
     "multiple_choice": "Tick every box that applies.",
     "true_false": "Tick True or False.",
+    "ordering": "Write the letter of the line that runs at each step; one line is left out.",
+    "matching": "Write the letter of each item's shape; some shapes are left over.",
 }
+
+#: Kinds answered with one letter per slot, each written into a small box.
+SLOTTED_KINDS = ("ordering", "matching")
 
 #: Margins that fit both A4 (210 x 297 mm) and US Letter (216 x 279 mm): the page size is left
 #: to the printer, so the same file prints on either; content is at most 180 mm wide.
@@ -69,6 +74,11 @@ table.scores td { height: 8mm; }
 .work::before { content: "Working"; font-size: 8pt; color: #8a8a90; padding: 0.1rem 0.3rem; }
 .work-float { height: 50mm; } .work-integer { height: 40mm; } .work-shape { height: 30mm; }
 .work-single_choice, .work-multiple_choice { height: 20mm; } .work-true_false { height: 12mm; }
+.work-ordering, .work-matching { height: 20mm; }
+.letters { list-style: none; padding-left: 0.5rem; }
+.letters li { margin: 0.35rem 0; }
+.letter-box { display: inline-block; width: 9mm; height: 9mm; border: 1.5px solid #1d1d1f;
+              vertical-align: middle; margin-left: 0.5rem; }
 @media print { body { padding: 0; font-size: 11pt; } .display-math { overflow: visible; } }
 """
 
@@ -164,6 +174,13 @@ def answer_area_html(variant: dict[str, Any]) -> str:
     """Tick boxes for a choice question; a written-answer box (sized by kind only) for any other."""
     answer = variant["answer"]
     instruction = f'<p class="how">{_WRITE_INSTRUCTION[answer["kind"]]}{_answer_notes(answer)}</p>'
+    if answer["kind"] in SLOTTED_KINDS:
+        # letters, not tick boxes: every step or shape is listed once, and each slot gets a box of one size
+        choices = "".join(f'<li><strong>({c["id"]})</strong> {inline(c["text"], mathml)}</li>'
+                          for c in variant["choices"])
+        boxes = "".join(f'<li>{inline(slot["text"], mathml)}<span class="letter-box"></span></li>'
+                        for slot in answer["slots"])
+        return f'<ul class="choices">{choices}</ul>{instruction}<ul class="letters">{boxes}</ul>'
     if answer["kind"] in TICKED_KINDS:
         choices = "".join(f'<li><span class="tick"></span><strong>({c["id"]})</strong> '
                           f"{inline(c['text'], mathml)}</li>" for c in variant["choices"])

@@ -13,7 +13,16 @@ Item types, as Canvas names them in ``itemmetadata``:
   every choice (Canvas has no shape type, and a typed shape would be matched
   as an exact string);
 * multiple choices -> ``multiple_answers_question``; true/false ->
-  ``true_false_question``.
+  ``true_false_question``;
+* orderings and matchings -> ``matching_question``: one ``response_lid`` per
+  slot (a position "Step k" for an ordering, an item for a matching), every
+  choice offered in each, one condition adding the slot's share of the score
+  per correct pair; a choice no slot takes is a distractor, as Canvas's own
+  matching exports have them (its importer reads the options of the first
+  slot as the right-hand side and a scored condition as a pair). Canvas
+  attaches no feedback to one pair, so the incorrect-answer feedback says why
+  each step follows the one before it (or each item's shape) and why each
+  left-over option is wrong.
 
 Every item's general feedback is the worked solution. When a family has
 several variants they form a question group that draws one per student.
@@ -29,9 +38,11 @@ from itertools import groupby
 from typing import Any
 
 from question_bank.exporters import Files, register_exporter
+from question_bank.exporters._markup import to_text
 from question_bank.exporters._lms import (
     QUIZ_TITLE,
     absolute_tolerance,
+    arrangement_notes_html,
     common_mistakes_html,
     correct_feedback,
     group_title,
@@ -207,9 +218,9 @@ def _metadata(parent: ET.Element, fields: dict[str, str]) -> None:
         ET.SubElement(field, "fieldentry").text = entry
 
 
-def _mattext(parent: ET.Element, html_text: str) -> None:
+def _mattext(parent: ET.Element, html_text: str, texttype: str = "text/html") -> None:
     material = ET.SubElement(parent, "material")
-    ET.SubElement(material, "mattext", {"texttype": "text/html"}).text = html_text
+    ET.SubElement(material, "mattext", {"texttype": texttype}).text = html_text
 
 
 def item_points(variant: dict[str, Any]) -> str:
@@ -222,6 +233,8 @@ def item_element(number: int, variant: dict[str, Any]) -> ET.Element:
     kind = variant["answer"]["kind"]
     if kind in ("float", "integer"):
         return numerical_item(number, variant)
+    if kind in ("ordering", "matching"):
+        return matching_item(number, variant)
     return choice_item(number, variant)
 
 
@@ -327,4 +340,35 @@ def choice_item(number: int, variant: dict[str, Any]) -> ET.Element:
     for label, choice in zip(labels, variant["choices"]):
         if choice["feedback"]:
             _feedback(item, f"{label}_fb", md_inline(choice["feedback"]))
+    return item
+
+
+def matching_item(number: int, variant: dict[str, Any]) -> ET.Element:
+    """A ``matching_question``: a dropdown of every choice per slot, each correct pair worth its share."""
+    answer = variant["answer"]
+    slot_labels = [str(100 * number + k + 1) for k in range(len(answer["slots"]))]
+    choice_labels = {c["id"]: str(1000 * number + k + 1) for k, c in enumerate(variant["choices"])}
+    item = _item_shell(number, variant, "matching_question", slot_labels)
+    presentation = ET.SubElement(item, "presentation")
+    how = ("Pick the line that runs at each step; one line is left out." if answer["kind"] == "ordering"
+           else "Pick each item's shape; some shapes are left over.")
+    _mattext(presentation, question_html(variant, how))
+    for label, slot in zip(slot_labels, answer["slots"]):
+        response = ET.SubElement(presentation, "response_lid", {"ident": f"response_{label}", "rcardinality": "Single"})
+        # both sides plain text, as Canvas's matching questions hold them (its menus show no markup)
+        _mattext(response, to_text(slot["text"]), "text/plain")
+        render = ET.SubElement(response, "render_choice")
+        for choice in variant["choices"]:
+            option = ET.SubElement(render, "response_label", {"ident": choice_labels[choice["id"]]})
+            _mattext(option, to_text(choice["text"]), "text/plain")
+    resprocessing = _resprocessing(item)
+    share = xml_number(round(100 / len(slot_labels), 4))
+    for label, cid in zip(slot_labels, answer["value"]):
+        condition = ET.SubElement(resprocessing, "respcondition", {"continue": "Yes"})  # every pair adds its share
+        test = ET.Element("varequal", {"respident": f"response_{label}"})
+        test.text = choice_labels[cid]
+        ET.SubElement(condition, "conditionvar").append(test)
+        ET.SubElement(condition, "setvar", {"varname": "SCORE", "action": "Add"}).text = share
+    _feedback(item, "general_fb", md_html(variant["solution"]))
+    _feedback(item, "general_incorrect_fb", arrangement_notes_html(variant))
     return item

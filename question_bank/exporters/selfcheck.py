@@ -88,6 +88,8 @@ def _control(ident: str, variant: dict[str, Any]) -> str:
         return (f'<div class="answer"><label for="{ident}-input">Your answer{note}:</label>'
                 f'<input type="text" id="{ident}-input" name="{ident}" placeholder="{_PLACEHOLDER[kind]}" '
                 f'spellcheck="false">{unit}{button}</div>')
+    if kind in ("ordering", "matching"):
+        return _slot_selects(ident, variant) + f'<div class="answer">{button}</div>'
     input_type = "checkbox" if kind == "multiple_choice" else "radio"
     hint = '<p class="how">Tick every choice that applies.</p>' if kind == "multiple_choice" else ""
     options = "".join(
@@ -95,3 +97,18 @@ def _control(ident: str, variant: dict[str, Any]) -> str:
         f'<strong>({c["id"]})</strong> {inline(c["text"], mathml)}</label></li>'
         for c in variant["choices"])
     return f'{hint}<ul class="choices">{options}</ul><div class="answer">{button}</div>'
+
+
+def _slot_selects(ident: str, variant: dict[str, Any]) -> str:
+    """The choices, then one letter menu per position (ordering) or item (matching)."""
+    choices = "".join(f'<li><strong>({c["id"]})</strong> {inline(c["text"], mathml)}</li>'
+                      for c in variant["choices"])
+    letters = "".join(f'<option value="{c["id"]}">{c["id"]}</option>' for c in variant["choices"])
+    rows = "".join(
+        f'<li><label>{inline(slot["text"], mathml)}: <select name="{ident}-slot{k}" class="slot">'
+        f'<option value="">choose</option>{letters}</select></label></li>'
+        for k, slot in enumerate(variant["answer"]["slots"], start=1))
+    how = ("Pick the letter of the line that runs at each step; one line is left out."
+           if variant["answer"]["kind"] == "ordering" else
+           "Pick the letter of each item's shape; some shapes are left over.")
+    return f'<ul class="choices">{choices}</ul><p class="how">{how}</p><ol class="slots">{rows}</ol>'

@@ -116,6 +116,26 @@
     throw new ResponseError("Could not read " + quoted(raw) + " as true or false. " + TRUE_FALSE_HINT);
   }
 
+  function parseArrangement(raw, ids, nSlots, distinct) {
+    var cleaned = normalise(raw).toLowerCase().replace(/[()\[\].]/g, " ");
+    var tokens = cleaned.split(/[\s,;>\/-]+/).filter(function (t) { return t; });
+    if (tokens.length === 1 && tokens[0].length > 1) { tokens = tokens[0].split(""); }
+    var example = ids.slice(0, nSlots).join(", ");
+    if (tokens.length !== nSlots || !tokens.every(function (t) { return ids.indexOf(t) >= 0; })) {
+      throw new ResponseError("Could not read " + quoted(raw) + " as " + nSlots + " letters, one per "
+        + (distinct ? "position" : "item") + " in order (like " + example + "), from " + ids.join(", ") + ".");
+    }
+    if (distinct) {
+      var twice = tokens.filter(function (t, i) { return tokens.indexOf(t) !== i; });
+      twice = twice.filter(function (t, i) { return twice.indexOf(t) === i; }).sort();
+      if (twice.length) {
+        throw new ResponseError(twice.join(", ") + " is given twice; each step runs once. Give " + nSlots
+          + " different letters in order (like " + example + ").");
+      }
+    }
+    return tokens;
+  }
+
   function parseResponse(text, key) {
     var ids = key.choices.map(function (c) { return c.id; });
     switch (key.kind) {
@@ -128,6 +148,8 @@
         var values = {};
         key.choices.forEach(function (c) { values[c.id] = c.value; });
         return parseTrueFalse(text, values);
+      case "ordering": return parseArrangement(text, ids, key.slots.length, true);
+      case "matching": return parseArrangement(text, ids, key.slots.length, false);
     }
     throw new Error("unknown answer kind " + key.kind);
   }
@@ -164,8 +186,78 @@
     return "That is not the answer. Compare your steps with the worked solution.";
   }
 
+  var MAX_NOTES = 3;
+
+  function stepText(key, id) {
+    var text = key.choices.filter(function (c) { return c.id === id; })[0].text;
+    return "(" + id + ") " + text;
+  }
+
+  function capped(notes) {
+    if (notes.length <= MAX_NOTES) { return notes; }
+    return notes.slice(0, MAX_NOTES).concat(["(" + (notes.length - MAX_NOTES) + " more like these.)"]);
+  }
+
+  function judgeOrdering(key, response) {
+    if (sameList(response, key.value)) {
+      return {correct: true, feedback: "Correct: every step comes after the steps whose results it reads.",
+              misconception: null};
+    }
+    var notes = [], misconception = null, i, j;
+    var byId = {};
+    key.choices.forEach(function (c) { byId[c.id] = c; });
+    response.forEach(function (id) {
+      if (!byId[id].correct) {
+        notes.push(stepText(key, id) + " does not belong: " + byId[id].feedback);
+        misconception = misconception || byId[id].misconception;
+      }
+    });
+    key.value.forEach(function (id) {
+      if (response.indexOf(id) < 0) { notes.push("You left out " + stepText(key, id) + "."); }
+    });
+    var rules = {};
+    key.rules.forEach(function (r) { rules[r.before + " " + r.after] = r.feedback; });
+    var pairs = [];
+    for (i = 0; i < response.length; i++) {
+      for (j = i + 1; j < response.length; j++) {
+        if (Object.prototype.hasOwnProperty.call(rules, response[j] + " " + response[i])) {
+          pairs.push([response[j], response[i]]);
+        }
+      }
+    }
+    // nearest first, as answers.py does (a stable sort by the distance in the key)
+    pairs.sort(function (a, b) {
+      return (key.value.indexOf(a[1]) - key.value.indexOf(a[0])) - (key.value.indexOf(b[1]) - key.value.indexOf(b[0]));
+    });
+    var broken = pairs.map(function (p) {
+      return stepText(key, p[1]) + " is placed before " + stepText(key, p[0]) + ", but it must come after it: "
+        + rules[p[0] + " " + p[1]];
+    });
+    if (broken.length) { misconception = misconception || "A step placed before the step it uses"; }
+    return {correct: false, feedback: capped(notes.concat(broken)).join(" "), misconception: misconception};
+  }
+
+  function judgeMatching(key, response) {
+    if (sameList(response, key.value)) {
+      return {correct: true, feedback: "Correct: every item has its own option.", misconception: null};
+    }
+    var notes = [], misconception = null;
+    key.slots.forEach(function (slot, k) {
+      var picked = response[k];
+      if (picked !== key.value[k]) {
+        var note = Object.prototype.hasOwnProperty.call(slot.wrong, picked) ? slot.wrong[picked]
+          : {misconception: null, feedback: "not this one."};
+        notes.push(slot.text + " is not " + stepText(key, picked) + ": " + note.feedback);
+        misconception = misconception || note.misconception;
+      }
+    });
+    return {correct: false, feedback: capped(notes).join(" "), misconception: misconception};
+  }
+
   function judge(key, response) {
     var i, choice;
+    if (key.kind === "ordering") { return judgeOrdering(key, response); }
+    if (key.kind === "matching") { return judgeMatching(key, response); }
     if (key.kind === "multiple_choice") {
       var picked = response.slice().sort();
       var correct = key.choices.filter(function (c) { return c.correct; }).map(function (c) { return c.id; });
@@ -250,6 +342,14 @@
       if (!picked) { throw new ResponseError("Pick a choice first."); }
       if (kind === "single_choice") { return picked.value; }
       return key.choices.filter(function (c) { return c.id === picked.value; })[0].value;
+    }
+    if (kind === "ordering" || kind === "matching") {
+      var picks = Array.prototype.map.call(item.querySelectorAll("select.slot"), function (s) { return s.value; });
+      if (picks.some(function (p) { return !p; })) {
+        throw new ResponseError("Pick a letter for every " + (kind === "ordering" ? "step" : "item") + " first.");
+      }
+      return parseArrangement(picks.join(" "), key.choices.map(function (c) { return c.id; }), key.slots.length,
+                              kind === "ordering");
     }
     if (kind === "multiple_choice") {
       var ticked = item.querySelectorAll("input[type=checkbox]:checked");
