@@ -39,6 +39,8 @@ setup(
         "matplotlib>=3.7,<4",
         "latex2mathml>=3.81,<4",
         "threadpoolctl>=3.1,<4",
+        # The instructor's group notes are Markdown, rendered for the report and Moodle's comments.
+        "markdown-it-py>=3,<5",
     ],
     extras_require={
         "test": ["pytest-timeout>=2.2,<3", "pytest-xdist>=3.5,<4", "playwright>=1.40,<2", "markdown-it-py>=3,<5",

@@ -133,7 +133,7 @@ def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, canva
       grader grade moodle_download/ -a autograder.zip -o graded --moodle-worksheet Grades-CS101-LM-77.csv
       grader grade submissions/ -a autograder.zip -o graded --notes course/notes.yaml
     """
-    from autograder.runtime.grading.bulk import discover, grade_entries, moodle_options
+    from autograder.runtime.grading.bulk import discover, grade_entries, moodle_comments, moodle_options
     from autograder.runtime.grading.summary import nothing_graded, summary_lines
 
     notes = None
@@ -151,6 +151,7 @@ def grade(paths, autograder_zip, out, workers, timeout, force, canvas_csv, canva
                                canvas_gradebook=canvas_gradebook, canvas_column=canvas_column,
                                canvas_scale=canvas_scale, canvas_keep_scores=canvas_keep_scores,
                                moodle_csv=moodle_csv, moodle_max_grade=moodle_max_grade, notes=notes,
+                               moodle_comments=moodle_comments(participants),
                                on_done=lambda entry, outcome, skipped: bar.update(1))
     for line in summary_lines(result):
         echo(line)

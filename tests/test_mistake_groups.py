@@ -6,6 +6,7 @@ report page?"""
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 import shutil
@@ -52,6 +53,10 @@ SINGLES: dict[str, str] = {
     "transposed": "def lm_head(hidden, W_head, b_head):\n    return hidden @ W_head.T + b_head\n",
     "doubled_bias": "def lm_head(hidden, W_head, b_head):\n    return hidden @ W_head + 2 * b_head\n",
 }
+RIGHT_RESTORE = "        x[idx] = old\n"
+#: numerical_gradient putting each nudged entry back by arithmetic (x off by round-off), in two
+#: styles: its gradient is right, so only the input it changed tells it on the probes.
+ARITH_RESTORE: tuple[str, ...] = ("        x[idx] = old + eps - eps\n", "        x[idx] += eps\n")
 CORRECT: tuple[str, ...] = (
     RIGHT_HEAD,
     "def lm_head(hidden, W_head, b_head):\n    return np.einsum('btc,cv->btv', hidden, W_head) + b_head[None, None, :]\n",
@@ -75,6 +80,11 @@ def _write_class(folder: Path) -> dict[str, str]:
     for name, source in SINGLES.items():
         (folder / f"{name}.py").write_text(_with_head(source), encoding="utf-8")
         cause[name] = name
+    text = BASELINE.read_text(encoding="utf-8")
+    assert RIGHT_RESTORE in text
+    for number, restore in enumerate(ARITH_RESTORE, start=1):
+        (folder / f"arith_restore_{number}.py").write_text(text.replace(RIGHT_RESTORE, restore), encoding="utf-8")
+        cause[f"arith_restore_{number}"] = "arith_restore"
     for number, source in enumerate(CORRECT, start=1):
         (folder / f"correct_{number}.py").write_text(_with_head(source), encoding="utf-8")
         cause[f"correct_{number}"] = ""
@@ -122,6 +132,17 @@ def test_no_group_mixes_two_causes_and_no_correct_submission_is_in_one(graded):
     head = [g for g in found.groups if g.unit == "lm_head"]
     assert [g.named for g in head] == sorted(g.named for g in head)
     assert head[0].size == 3
+
+
+def test_a_function_that_changes_its_input_is_grouped_by_what_it_does_to_it(graded):
+    """numerical_gradient returning the right gradient but leaving x off by round-off: the probes
+    see the changed input, so the group is numerical_gradient's (not of the question's functions
+    together) and holds both styles, whatever tests each student's own inputs tripped."""
+    root, _, cause = graded
+    found = [g for g in class_groups(_records(root / "out")).groups
+             if any(cause[r.entry.student] == "arith_restore" for r in g.members)]
+    assert [(g.unit, sorted(r.entry.student for r in g.members)) for g in found] == [
+        ("numerical_gradient", ["arith_restore_1", "arith_restore_2"])]
 
 
 def test_ids_are_the_same_when_the_class_is_graded_again(graded, tmp_path):
@@ -200,3 +221,129 @@ def test_a_result_of_many_parts_is_digested_by_its_first_parts_and_its_length():
     assert digest != output_digest(many[:MAX_PARTS + 999])
     keyed = {f"k{i}": float(i) for i in range(MAX_PARTS + 5)}
     assert output_digest(keyed).endswith("+5}")
+
+
+#: Reads each group article of the page: where its id, code blocks and note sit, and whether a code
+#: block's text is wider than the block (it then scrolls inside it, never the page).
+GROUPS_LAYOUT_SCRIPT = """() => {
+  const rect = e => { const r = e.getBoundingClientRect(); return {left: r.left, right: r.right, top: r.top, width: r.width}; };
+  return Array.from(document.querySelectorAll('article.mistake-group')).map(a => ({
+    id: a.id,
+    heading: rect(a.querySelector('h4 code')),
+    headingText: a.querySelector('h4 code').textContent,
+    figures: Array.from(a.querySelectorAll('.pair figure')).map(rect),
+    codes: Array.from(a.querySelectorAll('.pair pre.code')).map(p => ({
+      box: rect(p), scrolls: ['auto', 'scroll'].includes(getComputedStyle(p).overflowX),
+      fontPx: parseFloat(getComputedStyle(p).fontSize), text: p.textContent})),
+    note: a.querySelector('.group-note') && {
+      strong: Array.from(a.querySelectorAll('.group-note strong')).map(s => s.textContent),
+      items: a.querySelectorAll('.group-note li').length,
+      code: Array.from(a.querySelectorAll('.group-note code')).map(c => c.textContent),
+      text: a.querySelector('.group-note').textContent,
+      links: Array.from(a.querySelectorAll('.group-note a')).map(l => l.getAttribute('href'))},
+  }));
+}"""
+
+
+def test_the_groups_section_reads_at_1280_pixels_in_headless_chromium(graded, tmp_path):
+    """The groups as an instructor reads them on a laptop: the page does not scroll sideways, each
+    group's id is on screen, the representative's code stands beside the second member's in a
+    readable size (a long line scrolls inside its block), the note is rendered from the
+    instructor's Markdown (raw HTML in it stays text) and the student's code stays text."""
+    from tests.browser import LAPTOP_WIDTH, opened
+
+    root, _, _ = graded
+    out = tmp_path / "out"
+    shutil.copytree(root / "out", out)
+    target = next(gid for gid, members in _head_groups(out).items() if "float32_out_2" in members)
+    note = ("Your logits are **float32**:\n\n- keep the dtype of `hidden @ W_head`\n- do not cast\n\n"
+            "<b>raw</b> [see](javascript:alert(1))")
+    run_groups(out, None, {target: note})
+    page_path = tmp_path / "report.html"
+    page_path.write_text(build_report(out), encoding="utf-8")
+    with opened(page_path, LAPTOP_WIDTH) as (page, errors):
+        overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        articles = page.evaluate(GROUPS_LAYOUT_SCRIPT)
+        scripts = page.evaluate("Array.from(document.scripts).map(s => s.textContent)")
+    assert errors == []
+    assert overflow <= 0, f"the page is {overflow} px wider than the screen"
+    assert len(articles) == len(class_groups(_records(out)).groups)
+    for article in articles:
+        assert article["id"] == f"group-{article['headingText']}"
+        assert 0 <= article["heading"]["left"] and article["heading"]["right"] <= LAPTOP_WIDTH, article["id"]
+        codes, figures = article["codes"], article["figures"]
+        assert all(c["fontPx"] >= 11 and c["scrolls"] and c["box"]["right"] <= LAPTOP_WIDTH for c in codes), codes
+        if len(figures) == 2:
+            first, second = figures
+            assert first["top"] == second["top"] and first["right"] <= second["left"], article["id"]
+            assert min(first["width"], second["width"]) >= 400, "the code blocks are squeezed"
+    noted = next(a for a in articles if a["id"] == f"group-{target}")
+    assert noted["note"]["strong"] == ["float32"] and noted["note"]["items"] == 2
+    assert noted["note"]["code"] == ["hidden @ W_head"]
+    assert "<b>raw</b>" in noted["note"]["text"] and noted["note"]["links"] == []
+    assert all(a["note"] is None for a in articles if a is not noted)
+    attack = next(c["text"] for a in articles for c in a["codes"] if "alert('x')" in c["text"])
+    assert "</pre><script>alert('x')</script>" in attack
+    assert not any("alert" in s for s in scripts)
+
+
+def _worksheet_comments(out: Path) -> dict[str, str]:
+    """Participant -> "Feedback comments" of the worksheet written, read as Moodle's importer
+    finds the column (by its title), or {} when there is none."""
+    text = (out / "gradebook_moodle_worksheet.csv").read_text(encoding="utf-8-sig")
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    if "Feedback comments" not in rows[0]:
+        return {}
+    at, ident = rows[0].index("Feedback comments"), rows[0].index("Identifier")
+    return {row[ident]: row[at] for row in rows[1:]}
+
+
+def test_a_note_reaches_moodles_feedback_comments_keeping_what_moodle_holds_a_late_member_included(graded, tmp_path):
+    """Graded from Moodle's download with its worksheet: the group's members get the note in the
+    worksheet's "Feedback comments" (as HTML, after the comment a TA already wrote), every other
+    row keeps the comment Moodle holds (an empty cell would erase it on import); a member who
+    hands in late, graded into the same folder with the worksheet downloaded again, gets the note,
+    and no earlier member gets it twice."""
+    from tests import lms_formats as F
+
+    root, zip_path, _ = graded
+    target = next(gid for gid, m in _head_groups(root / "out").items() if "float32_out_1" in m)
+    note = "Your logits are **float32**: keep the dtype of `hidden @ W_head`."
+    code = {name: _with_head(MISTAKES["float32_out"][i]) for i, name in enumerate(("lovelace", "turing", "obrien"))}
+    code["hopper"] = _with_head(CORRECT[1])
+    r = F.roster()
+    when = F.datetime(2026, 11, 30, 21, 4)
+
+    def class_files(names):
+        return F.moodle_download([F.MoodleSubmission(r[n], files={"lm-head.py": code[n].encode()}) for n in names])
+
+    def worksheet(feedback):
+        return F.moodle_grading_worksheet([F.WorksheetRow(r[n], submitted_at=when, feedback=feedback.get(n, ""))
+                                          for n in ("lovelace", "turing", "hopper", "obrien")], 20.0)
+
+    held = {"turing": "Late by a day, accepted.", "hopper": "<p>Very clean, well done.</p>"}
+    (tmp_path / "sheet1.csv").write_bytes(worksheet(held))
+    F.write_tree(tmp_path / "download1", class_files(["lovelace", "turing", "hopper"]))
+    out = tmp_path / "out"
+    grade_batch([tmp_path / "download1"], zip_path, out, timeout=60, notes={target: note},
+                moodle_worksheet=tmp_path / "sheet1.csv")
+    first = _worksheet_comments(out)
+    number = {n: f"Participant {r[n].moodle_uniqueid}" for n in r}
+    assert set(first) == {number["lovelace"], number["turing"], number["hopper"]}
+    assert first[number["hopper"]] == held["hopper"]
+    assert first[number["turing"]].startswith(held["turing"] + "\n")
+    for name in ("lovelace", "turing"):
+        assert target in first[number[name]] and "<strong>float32</strong>" in first[number[name]]
+        assert "<code>hidden @ W_head</code>" in first[number[name]]
+
+    # Moodle imported it; O'Brien hands in late; the worksheet downloaded again holds the comments.
+    held_now = {"lovelace": first[number["lovelace"]], "turing": first[number["turing"]], "hopper": held["hopper"]}
+    (tmp_path / "sheet2.csv").write_bytes(worksheet(held_now))
+    F.write_tree(tmp_path / "download2", class_files(["lovelace", "turing", "hopper", "obrien"]))
+    grade_batch([tmp_path / "download2"], zip_path, out, timeout=60, notes={target: note},
+                moodle_worksheet=tmp_path / "sheet2.csv")
+    second = _worksheet_comments(out)
+    assert second[number["lovelace"]] == held_now["lovelace"] and second[number["turing"]] == held_now["turing"]
+    assert second[number["hopper"]] == held["hopper"]
+    assert target in second[number["obrien"]] and "<strong>float32</strong>" in second[number["obrien"]]
+    assert second[number["obrien"]].count(target) == 1

@@ -11,7 +11,11 @@ from autograder.runtime.grading.outcome import GradeRecord
 
 @dataclass(frozen=True)
 class MistakeGroup:
-    """One behaviour of one function, and the submissions that share it (sorted by student id)."""
+    """One behaviour of one function, and the submissions that share it (sorted by student id).
+
+    Members grouped by their probe digest may differ in the tests they failed and the mistakes
+    named for them (each student's hidden inputs are their own): ``failed_tests`` and ``mistakes``
+    are those of any member, ``failed_by_all`` the tests every member failed."""
 
     id: str
     unit: str
@@ -23,6 +27,7 @@ class MistakeGroup:
     #: The titles of the named mistakes, or, for an unnamed group, what the grader told the first
     #: member on the first test it failed (grader text that may quote the student's: escape it).
     said: tuple[str, ...]
+    failed_by_all: tuple[str, ...] = ()
 
     @property
     def named(self) -> bool:
@@ -48,15 +53,24 @@ class ClassGroups:
         return [g for g in self.groups if any(m.entry.student == student for m in g.members)]
 
 
-def _said(records: list[GradeRecord], first: Membership) -> tuple[str, ...]:
-    record = records[0]
-    titles = {d.slug: d.title for d in record.outcome.diagnoses}
-    if first.mistakes:
-        return tuple(titles.get(slug, slug) for slug in first.mistakes)
+def _said(pairs: list[tuple[GradeRecord, Membership]], mistakes: tuple[str, ...]) -> tuple[str, ...]:
+    titles = {d.slug: d.title for r, _ in pairs for d in r.outcome.diagnoses}
+    if mistakes:
+        return tuple(titles.get(slug, slug) for slug in mistakes)
+    record, first = pairs[0]
     for item in record.outcome.items:
         if item.question == first.question and item.test in first.failed_tests:
             return (item.message,)
     return ()
+
+
+def _group(gid: str, pairs: list[tuple[GradeRecord, Membership]]) -> MistakeGroup:
+    first = pairs[0][1]
+    failed = tuple(sorted({t for _, m in pairs for t in m.failed_tests}))
+    by_all = tuple(t for t in failed if all(t in m.failed_tests for _, m in pairs))
+    mistakes = tuple(sorted({s for _, m in pairs for s in m.mistakes}))
+    return MistakeGroup(gid, first.unit, first.question, failed, mistakes, tuple(r for r, _ in pairs),
+                        round(sum(m.points_lost for _, m in pairs), 2), _said(pairs, mistakes), by_all)
 
 
 def class_groups(records: tuple[GradeRecord, ...] | list[GradeRecord]) -> ClassGroups:
@@ -72,12 +86,6 @@ def class_groups(records: tuple[GradeRecord, ...] | list[GradeRecord]) -> ClassG
         for m in found:
             members.setdefault(m.group, []).append((record, m))
             order.setdefault(m.unit, questions.index(m.question) if m.question in questions else len(questions))
-    groups = []
-    for gid, pairs in members.items():
-        first = pairs[0][1]
-        group_records = [r for r, _ in pairs]
-        groups.append(MistakeGroup(gid, first.unit, first.question, first.failed_tests, first.mistakes,
-                                   tuple(group_records), round(sum(m.points_lost for _, m in pairs), 2),
-                                   _said(group_records, first)))
+    groups = [_group(gid, pairs) for gid, pairs in members.items()]
     groups.sort(key=lambda g: (order[g.unit], g.unit, g.named, -g.size, -g.points_lost, g.id))
     return ClassGroups(tuple(groups), round(lost, 2))

@@ -3,10 +3,16 @@
 A group is one behaviour of one function: a submission is in the group of ``function`` when it lost
 points on that function's question and the function is the one at fault there (its outputs on the
 class's shared probes differ from the reference's, or a named mistake of it was found; a question of
-one function always blames that function). Its behaviour signature is the tests it failed on that
-question, the mistakes named for the function and its digest on the probes. The id is a hash of
-the signature, so it depends on nothing but the submission's behaviour: a rerun of the class, a
-regrade or a late submission that behaves the same gets the same id.
+one function always blames that function). Its behaviour signature is its digest on the probes
+where that digest says something (the function returned something else than the reference, or
+changed its input, on inputs the whole class shares); only where it does not (``=`` or no probes)
+is the signature the tests it failed on that question and the mistakes named for the function.
+Which tests fail, and which mistakes are named, depend on each student's own hidden inputs: a
+test a mistake trips on some inputs only, a mistake ruled out by a test one student's inputs
+happened to pass. On the shared probes, the same computation gives the same digest, so students
+with one cause are one group. The id is a hash of the signature, so it depends on nothing but the
+submission's behaviour: a rerun of the class, a regrade or a late submission that behaves the same
+gets the same id.
 
 A question of several functions that lost points while every one of them matched the reference on
 the probes (a mistake the probes do not reach) is blamed on all of them together, as one unit
@@ -43,9 +49,19 @@ def groupable(record: GradeRecord) -> bool:
     return o.status == "graded" and "not-attempted" not in o.flags and o.total < o.possible
 
 
+def telling(digests: tuple[str, ...]) -> bool:
+    """Whether the probes tell this behaviour by themselves: every function's digest is one of a
+    wrong result (not ``=``, not unknown)."""
+    return bool(digests) and all(d not in (RIGHT, UNPROBED) for d in digests)
+
+
 def group_id(assignment: str, unit: str, question: str, failed: tuple[str, ...], mistakes: tuple[str, ...],
              digests: tuple[str, ...]) -> str:
-    """The id of the group with this signature: the same signature gives the same id on any run."""
+    """The id of the group with this signature: the same signature gives the same id on any run.
+    Where the digests tell the behaviour, the failed tests and named mistakes (which vary with each
+    student's hidden inputs) are not part of it."""
+    if telling(digests):
+        failed, mistakes = (), ()
     signature = "\n".join([assignment, unit, question, ",".join(failed), ",".join(mistakes), ",".join(digests)])
     return f"{unit}-{hashlib.blake2b(signature.encode(), digest_size=8).hexdigest()}"
 

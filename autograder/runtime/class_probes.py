@@ -28,8 +28,11 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-#: Probes per function: the largest argument sets of its question's tests under ``PROBE_ELEMENTS``.
-PROBES_PER_FUNCTION = 2
+#: Probes per function: one argument set from each of its question's tests (the largest under
+#: ``PROBE_ELEMENTS``), larger tests first, then the next largest sets. A test exists because its
+#: inputs reach something the others do not (a layout, entries near a guard, a large step): two
+#: probes from one test's parameters left a mistake such a test trips the same as "right".
+PROBES_PER_FUNCTION = 4
 #: Most array elements one probe's arguments may hold: a probe call must cost the submission
 #: about as little as a small hidden test's call.
 PROBE_ELEMENTS = 4096
@@ -77,6 +80,11 @@ class _CapturingStudent:
         return captured
 
 
+#: What one probe call gives back: whether it returned, the value (or the error's name), and each
+#: array argument it changed in place (its position -> its content afterwards).
+ProbeResult = tuple[bool, Any, Mapping[int, Any]]
+
+
 def _elements(args: tuple) -> int:
     return sum(int(a.size) for a in args if isinstance(a, np.ndarray))
 
@@ -89,10 +97,17 @@ class ClassProbes:
     inputs: Mapping[str, tuple[tuple, ...]]
     reference: Mapping[str, tuple[Any, ...]]
 
-    def behaviour(self, call: Callable[[str, tuple], tuple[bool, Any]], functions: Iterable[str]) -> dict[str, str]:
+    def behaviour(self, call: Callable[[str, tuple], ProbeResult], functions: Iterable[str]) -> dict[str, str]:
         """The digest on the probes of each of ``functions`` (those of the questions that lost points:
         a right one is in no group, and is not called again); ``call(name, args)`` runs the student's
-        function in the sandbox and returns ``(ok, value)``, ``value`` naming the error where not ok."""
+        function in the sandbox and returns ``(ok, value, changed)``: ``value`` names the error where
+        not ok, ``changed`` maps the position of each array argument it changed in place to that
+        argument's content afterwards.
+
+        A function that changed an argument is not right, whatever it returned (every hidden call
+        fails it), and how it changed it enters the digest (``_change``): restoring a nudged entry by
+        arithmetic returns the right gradient and leaves ``x`` off by round-off, never restoring it
+        returns the same gradient and leaves ``x`` a step off."""
         from autograder.runtime.diagnosis import values_match
 
         found: dict[str, str] = {}
@@ -101,11 +116,14 @@ class ClassProbes:
             if not inputs:
                 continue
             results = [call(function, args) for args in inputs]
-            if all(ok and values_match(value, right) and _same_dtypes(value, right)
-                   for (ok, value), right in zip(results, self.reference[function])):
+            if all(ok and not changed and values_match(value, right) and _same_dtypes(value, right)
+                   for (ok, value, changed), right in zip(results, self.reference[function])):
                 found[function] = RIGHT
             else:
-                found[function] = _digest("|".join(output_digest(v) if ok else f"error:{v}" for ok, v in results))
+                found[function] = _digest("|".join(
+                    (output_digest(v) if ok else f"error:{v}")
+                    + "".join(f"~{i}:{_change(args[i], changed[i])}" for i in sorted(changed) if 0 <= i < len(args))
+                    for (ok, v, changed), args in zip(results, inputs)))
         return found
 
 
@@ -121,7 +139,7 @@ def capture_class_probes(assignment: str, cases: Iterable[Any], functions: Mappi
     from autograder.runtime.hidden_suite import rng_for_test
 
     seed = probe_seed(assignment)
-    seen: dict[str, list[tuple]] = {}
+    seen: dict[str, list[tuple[str, tuple]]] = {}       # function -> (test, arguments), in suite order
     for case in cases:
         wanted = functions.get(case.question, ())
         if not wanted:
@@ -132,14 +150,13 @@ def capture_class_probes(assignment: str, cases: Iterable[Any], functions: Mappi
                 case.function(**{f: values[f] for f in case.fixtures}, **case.params)
         except _Captured as stop:
             if stop.name in wanted and stop.args_seen and _elements(stop.args_seen) <= PROBE_ELEMENTS:
-                seen.setdefault(stop.name, []).append(stop.args_seen)
+                seen.setdefault(stop.name, []).append((case.name.split("[")[0], stop.args_seen))
         except Exception:                 # a test that cannot run without a student gives no probe
             continue
     inputs: dict[str, tuple[tuple, ...]] = {}
     reference: dict[str, tuple[Any, ...]] = {}
     for function, found in seen.items():
-        # The largest first: small cases (B = T = 1) cannot tell a mean from a sum.
-        chosen = sorted(found, key=_elements, reverse=True)[:PROBES_PER_FUNCTION]
+        chosen = _chosen(found)
         right = reference_of(function)
         try:
             outputs = tuple(right(*copy.deepcopy(args)) for args in chosen)
@@ -147,6 +164,31 @@ def capture_class_probes(assignment: str, cases: Iterable[Any], functions: Mappi
             continue
         inputs[function], reference[function] = tuple(chosen), outputs
     return ClassProbes(assignment, inputs, reference)
+
+
+def _chosen(found: list[tuple[str, tuple]]) -> list[tuple]:
+    """Up to ``PROBES_PER_FUNCTION`` argument sets: each test's largest, then the other sets, the
+    largest first in both (small cases, B = T = 1, cannot tell a mean from a sum)."""
+    by_size = sorted(found, key=lambda pair: _elements(pair[1]), reverse=True)
+    firsts: dict[str, tuple] = {}
+    for test, args in by_size:
+        firsts.setdefault(test, args)
+    rest = [args for _, args in by_size if not any(args is kept for kept in firsts.values())]
+    return [*firsts.values(), *rest][:PROBES_PER_FUNCTION]
+
+
+def _change(before: Any, after: Any) -> str:
+    """How a probe argument was changed in place, up to what does not tell causes apart: "rounding"
+    where only round-off is left (the test the hidden calls' feedback uses), else the digest of the
+    difference (a step left in every entry is the same step in any style), or of what replaced it."""
+    from autograder.runtime.judge import _only_rounding
+
+    if isinstance(before, np.ndarray) and _only_rounding(before, after):
+        return "rounding"
+    if (isinstance(before, np.ndarray) and isinstance(after, np.ndarray) and after.shape == before.shape
+            and before.dtype.kind in "biuf" and after.dtype.kind in "biuf"):
+        return "d" + output_digest(after.astype(np.float64) - before.astype(np.float64))
+    return "r" + output_digest(after)
 
 
 def _same_dtypes(value: Any, right: Any) -> bool:

@@ -127,6 +127,14 @@ def moodle_options(worksheet: str | Path | None, moodle_csv: bool, max_grade: fl
     return participants, True, max_grade or participants.max_grade
 
 
+def moodle_comments(participants: moodle_participants.Participants | None) -> dict[str, str] | None:
+    """Participant number -> the feedback comment Moodle holds, from the worksheet; ``None`` when
+    there is no worksheet or it has no "Feedback comments" column (Moodle would read none)."""
+    if participants is None or not participants.comments:
+        return None
+    return {number: p.comments for number, p in participants.by_number.items()}
+
+
 def grade_batch(
     paths: Iterable[str | Path],
     autograder_zip: str | Path,
@@ -155,7 +163,8 @@ def grade_batch(
                          isolation=isolation, trusted=trusted, canvas_csv=canvas_csv,
                          canvas_gradebook=canvas_gradebook, canvas_column=canvas_column, canvas_scale=canvas_scale,
                          canvas_keep_scores=canvas_keep_scores, moodle_csv=moodle_csv,
-                         moodle_max_grade=moodle_max_grade, on_done=on_done, notes=notes)
+                         moodle_max_grade=moodle_max_grade, on_done=on_done, notes=notes,
+                         moodle_comments=moodle_comments(participants))
 
 
 def grade_entries(
@@ -177,12 +186,14 @@ def grade_entries(
     moodle_max_grade: float | None = None,
     on_done: Callable[[Entry, GradeOutcome, bool], None] = _no_progress,
     notes: dict[str, str] | None = None,
+    moodle_comments: dict[str, str] | None = None,
 ) -> BatchResult:
     """Grade the discovered ``entries`` with ``autograder_zip`` into ``out``.
 
     ``notes`` (``groups.notes.read_notes``) gives every member of a mistake group
     the instructor's note for it, in its files and its gradebook row, before the
-    gradebooks are written.
+    gradebooks are written. ``moodle_comments`` (``moodle_comments``: the comments Moodle holds,
+    from its worksheet) lets the Moodle worksheet carry the notes in its "Feedback comments".
 
     The isolation level is settled first (``policy.clear``): a level that
     cannot keep the hidden suite, the references and the other submissions
@@ -249,7 +260,7 @@ def grade_entries(
                                                  canvas.scale if canvas is not None else 1.0) if canvas_csv else None
             filled = fill_canvas_gradebook(canvas, records, out) if canvas is not None else None
             moodle = write_moodle_files(out, records, ag.assignment, ag.possible,
-                                        moodle_max_grade) if moodle_csv else None
+                                        moodle_max_grade, comments=moodle_comments) if moodle_csv else None
     return BatchResult(rows, graded, skipped, interrupted, clearance, filled, moodle, canvas_file)
 
 

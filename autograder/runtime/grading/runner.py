@@ -90,12 +90,13 @@ def _not_run(ag: LoadedAutograder, message: str) -> tuple[ItemOutcome, ...]:
 
 def _probe_call(session: SandboxSession) -> Any:
     """A call of the student's function on a class probe, as ``ClassProbes.behaviour`` wants it."""
-    def probe(function: str, args: tuple) -> tuple[bool, Any]:
+    def probe(function: str, args: tuple) -> tuple[bool, Any, dict[int, Any]]:
         result = session.call(function, *args)
+        changed = {i: after for i, after in result.args_after.items() if 0 <= i < len(args)}
         if result.ok:
-            return True, result.value
+            return True, result.value, changed
         kind = result.error.type_name   # the student's text: only its digest is kept
-        return False, f"{result.error.kind}:{getattr(kind, 'raw', kind)}"
+        return False, f"{result.error.kind}:{getattr(kind, 'raw', kind)}", changed
     return probe
 
 

@@ -58,6 +58,7 @@ class Participant:
     name: str = ""       # "Full name" ("" under blind marking)
     email: str = ""
     group: str = ""      # "Group": the team's name, or Moodle's name for no group ("" if no such column)
+    comments: str = ""   # "Feedback comments": the comment Moodle holds for the participant now
 
 
 @dataclass
@@ -70,6 +71,9 @@ class Participants:
     teams: bool = False
     #: The worksheet's "Maximum Grade" where every row gives the same one.
     max_grade: float | None = None
+    #: Whether it has the "Feedback comments" column (the assignment's feedback comments are on):
+    #: only then does Moodle's worksheet import read comments.
+    comments: bool = False
 
     def in_group(self, folder_name: str) -> list[Participant]:
         key = same_name(folder_name)
@@ -112,11 +116,15 @@ def read(path: str | Path) -> Participants:
                              "download it under Assignment > View all submissions > Download grading worksheet "
                              "(offline grading worksheet on) and pass it unchanged")
     col = {h: i for i, h in enumerate(header)}
-    out = Participants(path, teams="Group" in col)
+    out = Participants(path, teams="Group" in col, comments="Feedback comments" in col)
 
     def cell(row: list[str], name: str) -> str:
         i = col.get(name)
         return row[i].strip() if i is not None and i < len(row) else ""
+
+    def raw(row: list[str], name: str) -> str:       # a comment as Moodle holds it, spaces and all
+        i = col.get(name)
+        return row[i] if i is not None and i < len(row) else ""
 
     maxima = set()
     for line, row in enumerate(rows[1:], start=2):
@@ -129,7 +137,7 @@ def read(path: str | Path) -> Participants:
         if number in out.by_number:
             raise WorksheetError(f"{path}, line {line}: participant {number} is listed twice")
         out.by_number[number] = Participant(number, cell(row, "Full name"), cell(row, "Email address"),
-                                            cell(row, "Group"))
+                                            cell(row, "Group"), raw(row, "Feedback comments"))
         maxima.add(cell(row, "Maximum Grade"))
     if len(maxima) == 1:
         try:
