@@ -478,3 +478,27 @@ def test_a_nan_from_entries_that_are_zero_in_every_array_is_traced_to_them():
         assert zero_positions_feedback("max_rel_err", lambda: (a, n), overflowing(a, n), overflowing) == ""
         assert zero_positions_feedback("max_rel_err", lambda: (a, n), 0.5, unguarded) == ""      # finite
     assert math.isfinite(solutions.max_rel_err(a, n))
+
+
+def test_a_function_right_on_two_axes_but_wrong_on_three_is_told_so():
+    from autograder.runtime.catalogue import Catalogue
+    from autograder.runtime.diagnosis import relation_feedback, using_catalogue
+    from tests.suites import FUNCTIONS, MISTAKES
+
+    def two_axes_only(x, axis=-1):          # 3-D input comes back untouched
+        if x.ndim != 2:
+            return x
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    def wrong_everywhere(x, axis=-1):
+        e = np.exp(x)
+        return e / e.sum()
+
+    x = RNG.standard_normal((2, 3, 5))
+    with using_catalogue(Catalogue("all", tuple(FUNCTIONS), dict(MISTAKES))):
+        said = relation_feedback("softmax", lambda: (x,), two_axes_only(x), call_student=two_axes_only)
+        assert "right result on the same values with the first two axes of `x` merged into one (shape (6, 5) " \
+               "instead of (2, 3, 5))" in said, said
+        said = relation_feedback("softmax", lambda: (x,), wrong_everywhere(x), call_student=wrong_everywhere)
+        assert "merged" not in said, said

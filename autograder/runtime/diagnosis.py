@@ -23,9 +23,10 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from autograder.runtime.fewer_axes import right_with_fewer_axes
 from autograder.runtime.non_finite import not_finite, zeros_feedback
-from autograder.runtime.relations import (is_whole_number, notebook_sizes, operand_relation, operand_variants,
-                                          parameters_of, relation)
+from autograder.runtime.relations import (_same_result, is_whole_number, notebook_sizes, operand_relation,
+                                          operand_variants, parameters_of, relation)
 from autograder.runtime.fingerprint import ResultCache, fingerprint
 from autograder.runtime.catalogue import Catalogue, Mistake
 from autograder.runtime.compare import count_not_close
@@ -390,7 +391,8 @@ def relation_feedback(function: str, make_args: Callable[[], tuple], student_out
     found = relation(student_output, run[0], parameters, args, notebook_sizes(numbers_read or {}),
                      observations, focus) or operand_relation(student_output, reference, run[0], parameters, args) \
         or _ignored_argument(reference, call_student, parameters, args, student_output, run[0]) \
-        or _not_entry_by_entry(reference, call_student, parameters, args, student_output, run[0])
+        or _not_entry_by_entry(reference, call_student, parameters, args, student_output, run[0]) \
+        or right_with_fewer_axes(function, parameters, args, student_output, run[0], call_student, _same_result)
     return found or ""
 
 

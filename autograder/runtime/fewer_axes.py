@@ -9,6 +9,10 @@ array argument that has those two leading axes, so the arguments still belong
 together). If that call returns, the function handles one axis fewer and not
 this many, which is a fact about the student's code whatever the slip, and is
 said as such. If it raises too, nothing is said.
+
+The same call explains a wrong value: a function that returns the right result on
+the merged values (brought back to the test's shape) but a wrong one on the
+test's own is right for one axis fewer, and is told so.
 """
 from __future__ import annotations
 
@@ -64,3 +68,38 @@ def fewer_axes_feedback(name: str, parameters: list[str], args: tuple,
             f"{len(after)} ax{'is' if len(after) == 1 else 'es'} (a fixed reshape, one index per row, a "
             "check of `ndim`). Take axes from the input instead, such as `axis=-1` with `keepdims=True`, "
             "and index with `...`.")
+
+
+def _unmerged(value: Any, lead: tuple[int, int]) -> Any:
+    """A result computed on merged inputs, with a first axis of ``lead[0] * lead[1]`` split back."""
+    if isinstance(value, (tuple, list)):
+        return tuple(_unmerged(v, lead) for v in value)
+    if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == lead[0] * lead[1]:
+        return value.reshape(lead + value.shape[1:])
+    return value
+
+
+def right_with_fewer_axes(name: str, parameters: list[str], args: tuple, student_output: Any, right: Any,
+                          call_student: Callable[..., Any] | None,
+                          same: Callable[[Any, Any], bool]) -> str | None:
+    """A sentence when ``name``'s result on ``args`` is wrong but its result on the same values with
+    the first two axes merged, split back, is ``right`` (``same`` compares results); else None. One
+    more call of the student's function (``call_student(*arguments)``)."""
+    found = merged_leading_axes(args)
+    if call_student is None or found is None or same(student_output, right):
+        return None
+    merged, before, after = found
+    try:
+        with np.errstate(all="ignore"):
+            out = call_student(*merged)
+    except Exception:        # raising there says nothing about the wrong value here
+        return None
+    if not same(_unmerged(out, before[:2]), right):
+        return None
+    index = next(i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.shape == before)
+    which = code(parameters[index]) if index < len(parameters) else f"argument {index + 1}"
+    axes = f"{len(after)} ax{'is' if len(after) == 1 else 'es'}"
+    return (f"`{name}` gives the right result on the same values with the first two axes of {which} merged "
+            f"into one (shape {after} instead of {before}), but not on these: it is right for inputs of "
+            f"{axes}, not {len(before)}. Look for what counts on {axes} (a fixed `axis=`, a reshape, a check "
+            "of `ndim`): take the axis from the input instead, such as `axis=-1` with `keepdims=True`.")
