@@ -1771,22 +1771,24 @@ KILLS_ITS_WORKER = "    import os, signal\n    os.kill(os.getpid(), signal.SIGKI
 
 
 def restart_storm(stub, ctx):
-    """Two functions kill their worker, and every load forks four busy processes in new sessions:
-    restarts (each start excused from the student's budget) while the machine is kept busy."""
-    cell = "_MARK = __MARKER__\n" + TAG + SPINNERS.replace("__COUNT__", "4")
-    kills = {name: KILLS_ITS_WORKER for name in ("lm_head", "softmax")}
-    return zip_members(attacked(stub, ctx, cell, kills)), "zip"
+    """softmax kills its worker at every call, and every load forks four busy processes in new
+    sessions and leaves a file in /dev/shm and /tmp: restarts (each start excused from the student's
+    budget) while the machine is kept busy, each to be swept before the next."""
+    cell = "_MARK = __MARKER__\n" + TAG + SPINNERS.replace("__COUNT__", "4") + FLOOD.replace("__COUNT__", "1")
+    return zip_members(attacked(stub, ctx, cell, {"softmax": KILLS_ITS_WORKER})), "zip"
 
 
-#: Files and a folder of files in every shared writable place the load can reach, named after the
-#: worker's process: the user level's sweep must find each worker's, restarts included.
+#: Files and a folder of files in every shared writable place the code can reach, named after the
+#: worker's process and the round: the user level's sweep must find each worker's, restarts included.
 FLOOD = r"""
 import os
 _MARK = __MARKER__
+_ADV_ROUNDS = [0]
 def _adv_flood(count):
     made = 0
+    _ADV_ROUNDS[0] += 1
     for base in ("/dev/shm", "/tmp", "/var/tmp", "/dev/mqueue"):
-        folder = os.path.join(base, "%s-%d" % (_MARK, os.getpid()))
+        folder = os.path.join(base, "%s-%d-%d" % (_MARK, os.getpid(), _ADV_ROUNDS[0]))
         try:
             os.mkdir(folder)
             for i in range(count):
@@ -1802,10 +1804,13 @@ _adv_flood(__COUNT__)
 
 
 def shm_flood(stub, ctx):
-    """200 files per shared place at every load, and a function that kills its worker, so the
-    places are filled again by the restarted worker."""
-    kills = {"softmax": KILLS_ITS_WORKER}
-    return zip_members(attacked(stub, ctx, FLOOD.replace("__COUNT__", "200"), kills)), "zip"
+    """200 files per shared place while the notebook loads, and again from inside the first hidden
+    call of softmax (``restart_storm`` fills them from restarted workers)."""
+    body = ("    if not globals().get('_ADV_FLOODED'):\n"
+            "        globals()['_ADV_FLOODED'] = True\n"
+            "        _adv_flood(200)\n"
+            "    return None\n")
+    return zip_members(attacked(stub, ctx, FLOOD.replace("__COUNT__", "200"), {"softmax": body})), "zip"
 
 
 #: Recognises the class probes by their inputs (public: a fixed seed and the hidden tests' code, so
@@ -1972,11 +1977,11 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("forged_truncation_small", "print the grader's own truncation notice with small numbers, to have the "
            "grader repeat them as its own sentence", _at_import(FORGED_NOTICE_SMALL),
            (r"What your notebook printed",), hides=(r"Output truncated",), paths=("grader-grade", "otter-run")),
-    Attack("restart_storm", "two functions kill their own worker while every load forks busy processes "
-           "in new sessions", restart_storm, (r"`softmax` stopped the worker process",),
+    Attack("restart_storm", "softmax kills its own worker at every call while every load forks busy processes "
+           "in new sessions and leaves files", restart_storm, (r"`softmax` stopped the worker process",),
            paths=("grader-grade-user",)),
-    Attack("shm_flood", "files and folders of files in /dev/shm, /tmp, /var/tmp and /dev/mqueue from every "
-           "worker, a function killing its own", shm_flood, (r"`softmax` stopped the worker process",),
+    Attack("shm_flood", "files and folders of files in /dev/shm, /tmp, /var/tmp and /dev/mqueue while loading "
+           "and from inside a hidden call", shm_flood, (r"returned None|should (return|be)|got None",),
            paths=("grader-grade-user", "gradescope-like")),
 )
 
