@@ -1911,7 +1911,8 @@ ATTACKS: tuple[Attack, ...] = (
            (r"wrong values|differ|does not match|do not match|not close|mismatch|should have shape|shape",)),
     Attack("print_arguments", "print every hidden input to stdout, stderr and the raw descriptors, in calls that "
            "return and in calls that raise, and from a thread after the call", print_arguments,
-           (r"that output is not shown",), hides=(r"-ARGS ",), paths=PATHS),
+           (r"that output is not shown",), hides=(r"-ARGS ",),
+           paths=("grader-grade", "grader-grade-user", "otter-run")),
     Attack("markup_in_output", "live HTML, a fence breaker and a forged grade in output and exceptions",
            markup_in_output, (r"raised",)),
     Attack("markup_in_names", "live HTML and formulas in file names, a bad cell and the metadata",
