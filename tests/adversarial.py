@@ -940,9 +940,28 @@ MARKUP = ("```\\n</pre><script>alert('__TAG__')</script>\\n<img src=x onerror=al
           "\\x1b[31mred\\x1b[0m \\u202eright-to-left\\n```")
 
 
+#: The same, then an exception: text left in ``sys.stdout`` for whoever flushes it next, raw
+#: descriptor writes, and a thread writing once more after the call has ended (round 9 raised after
+#: printing; what a failed call printed must stay as hidden as what a returning one did).
+PRINT_ARGUMENTS_THEN_RAISE = (
+    "    import os, sys, threading, time\n"
+    "    if globals().get('_ADV_LOADING', True):\n"
+    "        return None\n"
+    "    text = __MARKER__ + '-ARGS ' + repr(({args},))[:2000] + '\\n'\n"
+    "    sys.stdout.write(text)\n"
+    "    os.write(1, text.encode()); os.write(2, text.encode())\n"
+    "    threading.Thread(target=lambda: (time.sleep(0.05), os.write(1, text.encode())), daemon=True).start()\n"
+    "    raise RuntimeError(__MARKER__ + ' printed its arguments, then raised')\n"
+)
+
+
 def print_arguments(stub, ctx):
-    """PRINT_ARGUMENTS in every function, active once the notebook has finished loading."""
-    nb = attacked(stub, ctx, "_ADV_LOADING = True\n", _same_for_all(PRINT_ARGUMENTS))
+    """PRINT_ARGUMENTS in every function, active once the notebook has finished loading; three of
+    them raise after printing (PRINT_ARGUMENTS_THEN_RAISE)."""
+    bodies = _same_for_all(PRINT_ARGUMENTS)
+    raising = _same_for_all(PRINT_ARGUMENTS_THEN_RAISE)
+    bodies.update({name: raising[name] for name in ("lm_head", "softmax", "max_rel_err")})
+    nb = attacked(stub, ctx, "_ADV_LOADING = True\n", bodies)
     nb.cells.insert(len(nb.cells) - 1, nbformat.v4.new_code_cell("_ADV_LOADING = False\n"))
     return zip_members(nb), "zip"
 
@@ -1719,6 +1738,116 @@ FORGED_NOTICE_HUGE = ('print("\\n[output truncated: the first " + "9" * 5000 + "
 FORGED_NOTICE_SMALL = 'print("\\n[output truncated: the first 10 bytes are shown; about 123456 more were not kept]")\n'
 
 
+# ----------------------------------------------------------------- restarts and sweeps (round 9)
+
+#: Busy processes in their own sessions, forked at every load (so at every restart too): they
+#: compete with the next worker's start for the machine, and must not outlive the worker. They let
+#: go of every descriptor they inherited (the worker's output pipes and channel), so that its death
+#: is seen at once and the worker restarted (holding them, each death costs the call's whole window
+#: and is reported as a hang).
+SPINNERS = r"""
+import os
+def _adv_spin(count):
+    for _ in range(count):
+        try:
+            if os.fork() == 0:
+                try:
+                    os.setsid()
+                    _adv_tag()
+                    devnull = os.open(os.devnull, os.O_RDWR)
+                    for fd in (0, 1, 2):
+                        os.dup2(devnull, fd)
+                    os.closerange(3, 4096)
+                    while True:
+                        pass
+                finally:
+                    os._exit(0)
+        except OSError:
+            break
+_adv_spin(__COUNT__)
+"""
+#: A function that SIGKILLs its own worker: the grader must restart one for the next call.
+KILLS_ITS_WORKER = "    import os, signal\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+
+
+def restart_storm(stub, ctx):
+    """softmax kills its worker at every call, and every load forks four busy processes in new
+    sessions and leaves a file in /dev/shm and /tmp: restarts (each start excused from the student's
+    budget) while the machine is kept busy, each to be swept before the next."""
+    cell = "_MARK = __MARKER__\n" + TAG + SPINNERS.replace("__COUNT__", "4") + FLOOD.replace("__COUNT__", "1")
+    return zip_members(attacked(stub, ctx, cell, {"softmax": KILLS_ITS_WORKER})), "zip"
+
+
+#: Files and a folder of files in every shared writable place the code can reach, named after the
+#: worker's process and the round: the user level's sweep must find each worker's, restarts included.
+FLOOD = r"""
+import os
+_MARK = __MARKER__
+_ADV_ROUNDS = [0]
+def _adv_flood(count):
+    made = 0
+    _ADV_ROUNDS[0] += 1
+    for base in ("/dev/shm", "/tmp", "/var/tmp", "/dev/mqueue"):
+        folder = os.path.join(base, "%s-%d-%d" % (_MARK, os.getpid(), _ADV_ROUNDS[0]))
+        try:
+            os.mkdir(folder)
+            for i in range(count):
+                os.close(os.open(os.path.join(folder, "f%d" % i), os.O_CREAT | os.O_WRONLY, 0o600))
+                made += 1
+            with open(folder + "-loose", "w") as handle:
+                handle.write("x")
+        except OSError as exc:
+            print(_MARK, base, exc.strerror, flush=True)
+    print(_MARK, "made", made, flush=True)
+_adv_flood(__COUNT__)
+"""
+
+
+def shm_flood(stub, ctx):
+    """200 files per shared place while the notebook loads, and again from inside the first hidden
+    call of softmax (``restart_storm`` fills them from restarted workers)."""
+    body = ("    if not globals().get('_ADV_FLOODED'):\n"
+            "        globals()['_ADV_FLOODED'] = True\n"
+            "        _adv_flood(200)\n"
+            "    return None\n")
+    return zip_members(attacked(stub, ctx, FLOOD.replace("__COUNT__", "200"), {"softmax": body})), "zip"
+
+
+#: Recognises the class probes by their inputs (public: a fixed seed and the hidden tests' code, so
+#: a student can compute them) and returns, on those calls only, 75,000 small arrays: cheap to build
+#: once and to send, but once digested one by one by the grader, outside the sandbox.
+PROBE_FLOOD = r"""
+import hashlib as _adv_hashlib
+import numpy as _adv_np
+_ADV_PROBES = set(__PROBES__)
+_ADV_MANY = [_adv_np.full(1, 0.5) for _ in range(75000)]
+def _adv_answer(args):
+    arrays = [a for a in args if isinstance(a, _adv_np.ndarray)]
+    key = _adv_hashlib.sha256(b"".join(_adv_np.ascontiguousarray(a).tobytes() for a in arrays)).hexdigest()
+    return _ADV_MANY if key in _ADV_PROBES else None
+"""
+
+
+def probe_key(args: tuple) -> str:
+    """What PROBE_FLOOD recognises a call by: a hash of its array arguments."""
+    import hashlib
+
+    import numpy as np
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    return hashlib.sha256(b"".join(np.ascontiguousarray(a).tobytes() for a in arrays)).hexdigest()
+
+
+def probe_flood(keys: list[str], functions: tuple[str, ...]):
+    """PROBE_FLOOD in ``functions``, for the class probes whose ``probe_key`` is in ``keys`` (one
+    function's two probe calls are enough: once the budget is spent, later calls fail at once)."""
+    def build(stub, ctx):
+        body = "    return _adv_answer(({args},))\n"
+        return zip_members(attacked(stub, ctx, PROBE_FLOOD.replace("__PROBES__", repr(sorted(keys))),
+                                    {name: body.replace("{args}", SIGNATURES[name][1]) for name in functions})), "zip"
+    return build
+
+
+
 ATTACKS: tuple[Attack, ...] = (
     Attack("reference_from_packages", "import the reference from installed packages or copy it from disk",
            reference_from_packages, (r"returned None|should (return|be)|is not a tuple|got None",), paths=PATHS),
@@ -1780,8 +1909,10 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("replay_first_answer", "answer the first call, then return that answer for every input",
            lambda stub, ctx: (zip_members(attacked(stub, ctx, REPLAY, REPLAYED)), "zip"),
            (r"wrong values|differ|does not match|do not match|not close|mismatch|should have shape|shape",)),
-    Attack("print_arguments", "print every hidden input to stdout, stderr and the raw descriptors",
-           print_arguments, (r"that output is not shown",), hides=(r"-ARGS ",)),
+    Attack("print_arguments", "print every hidden input to stdout, stderr and the raw descriptors, in calls that "
+           "return and in calls that raise, and from a thread after the call", print_arguments,
+           (r"that output is not shown",), hides=(r"-ARGS ",),
+           paths=("grader-grade", "grader-grade-user", "otter-run")),
     Attack("markup_in_output", "live HTML, a fence breaker and a forged grade in output and exceptions",
            markup_in_output, (r"raised",)),
     Attack("markup_in_names", "live HTML and formulas in file names, a bad cell and the metadata",
@@ -1847,6 +1978,12 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("forged_truncation_small", "print the grader's own truncation notice with small numbers, to have the "
            "grader repeat them as its own sentence", _at_import(FORGED_NOTICE_SMALL),
            (r"What your notebook printed",), hides=(r"Output truncated",), paths=("grader-grade", "otter-run")),
+    Attack("restart_storm", "softmax kills its own worker at every call while every load forks busy processes "
+           "in new sessions and leaves files", restart_storm, (r"`softmax` stopped the worker process",),
+           paths=("grader-grade-user",)),
+    Attack("shm_flood", "files and folders of files in /dev/shm, /tmp, /var/tmp and /dev/mqueue while loading "
+           "and from inside a hidden call", shm_flood, (r"returned None|should (return|be)|got None",),
+           paths=("grader-grade-user", "gradescope-like")),
 )
 
 

@@ -44,8 +44,8 @@ from autograder.runtime.grading.outcome import STATUSES, student_folder
 from autograder.runtime.sandbox import Limits
 from tests.adversarial import (ATTACKS, BY_NAME, CLASS_FILE_ATTACKS, NOTEBOOK, PATHS, SESSION, AttackContext,
                                attacked, invalidate_keys,
-                               keys_named, marker, otter_executable, subprocess_env, without_plugin, write_zip,
-                               zip_members)
+                               keys_named, marker, otter_executable, probe_flood, probe_key, subprocess_env,
+                               without_plugin, write_zip, zip_members)
 from tests.grading_paths import GradescopeLike, machine_tmp, user_level_grade
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -369,7 +369,9 @@ class Lab:
 
     def scan_roots(self, cwd: Path) -> list[tuple[Path, int]]:
         home = Path(os.path.expanduser("~"))
-        return [(Path("/tmp"), 7), (Path("/var/tmp"), 3), (Path("/dev/shm"), 3), (ROOT, 10), (home, 2),
+        # /dev/mqueue: POSIX message queues show there as files where the mqueue filesystem is mounted.
+        return [(Path("/tmp"), 7), (Path("/var/tmp"), 3), (Path("/dev/shm"), 3), (Path("/dev/mqueue"), 1),
+                (ROOT, 10), (home, 2),
                 (self.root, 12), (cwd, 12), (Path("/"), 1), (Path("/autograder"), 4), (Path("/work"), 2),
                 (Path("/usr/local/lib"), 1), (Path("/run/lock"), 2), (self.tmp, 7)]
 
@@ -687,3 +689,49 @@ def test_a_file_aimed_at_the_graders_own_readers_costs_it_nothing(lab, attack, p
     assert attack.says in results["output"], results["output"]
     assert cpu < CLASS_FILE_CPU, f"{attack.name} cost the grader {cpu:.1f} s of CPU through {path}"
 
+
+
+#: Grader CPU seconds grading one submission that floods the class probes may cost, sandbox included
+#: (about 2 s here): digesting its 75,000 arrays one by one cost the grader 8 s or more per probe call.
+PROBE_FLOOD_CPU = 6.0
+
+
+@pytest.mark.slow
+def test_a_result_of_many_parts_on_the_class_probes_costs_the_grader_little(lab):
+    """Round 9: the class probes are called after the hidden suite and their results digested by the
+    grader, outside the sandbox. A submission that recognises the probe calls by their public inputs
+    and returns 75,000 small arrays on them only is graded cheaply, and its digest is still made
+    from what it returned. (Only ``grader grade`` runs the class probes.)"""
+    from autograder.runtime.class_probes import _digest, output_digest
+    from autograder.runtime.grading.outcome import read_record
+    from autograder.runtime.grading.support import load_autograder
+
+    import numpy as np
+    folder = lab.root / "probe-flood"
+    submissions = folder / "class"
+    submissions.mkdir(parents=True)
+    inputs = load_autograder(lab.zip, folder / "support").class_probes.inputs
+    ctx = lab.context("probe_flood", folder)
+    flooded = "next_token_batch"
+    write_zip(probe_flood([probe_key(args) for args in inputs[flooded]], (flooded,))(lab.stub, ctx)[0],
+              submissions / "mallory.zip")
+    out = folder / "out"
+    # A budget both flooded calls fit in on a busy machine (each moves 75,000 arrays through the channel).
+    cmd = [sys.executable, "-m", "autograder.cli", "grade", str(submissions), "-a", str(lab.zip), "-o", str(out),
+           "--timeout", "15"]
+    before = os.times()
+    try:
+        seconds, code, log = _run(cmd, folder)
+    finally:
+        _kill(processes_of(ctx.marker, set()))
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    print(f"\nPROBE FLOOD | grader-grade | {seconds:.1f} s | grader CPU {cpu:.1f} s")
+    assert code == 0, log
+    record = read_record(student_folder(out, "mallory"))
+    assert record.outcome.total == 0
+    flood = output_digest([np.full(1, 0.5)] * 75000)
+    digests = {f: digest for _, f, digest in record.outcome.behaviour}
+    assert digests.get(flooded) == _digest("|".join([flood] * len(inputs[flooded]))), (
+        f"the probe calls of {flooded} were not both answered with the flood: {record.outcome.behaviour}")
+    assert cpu < PROBE_FLOOD_CPU, f"75,000 arrays on the class probes cost the grader {cpu:.1f} s of CPU"

@@ -10,17 +10,21 @@ import io
 import json
 import re
 import shutil
+from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 from autograder.build import build
+from autograder.cli import main
 from autograder.groups.class_groups import class_groups
 from autograder.groups.run import run_groups
 from autograder.report import build_report
 from autograder.runtime.class_probes import output_digest
 from autograder.runtime.grading.bulk import grade_batch
+from autograder.runtime.grading.gradebook import FORMULA_STARTS
 from autograder.runtime.grading.outcome import read_record, record_folders
 
 BASELINE = Path(__file__).parent / "blind" / "a" / "lm-head" / "baseline.py"
@@ -196,6 +200,85 @@ def test_groups_csv_and_the_report_keep_student_code_inert(graded, tmp_path):
     page = build_report(out)
     assert 'id="groups"' in page
     assert "<script>alert" not in page and "&lt;/pre&gt;&lt;script&gt;alert" in page
+
+
+#: Round 9: a wrong lm_head carrying live HTML and a formula in its docstring and a comment, handed in
+#: by three students whose file names are formulas (a group of its own); cleaning ids keeps a leading
+#: ``@`` or ``-``, so two of the ids are formulas too unless the CSV writers neutralise them.
+MARKUP_HEAD = ('def lm_head(hidden, W_head, b_head):\n'
+               '    """</pre></td><script>alert(1)</script><img src=x onerror=alert(2)> '
+               '=HYPERLINK("http://127.0.0.1/x","y")"""\n'
+               '    return hidden @ W_head - b_head  # </code><script>alert(3)</script>\n')
+FORMULA_NAMES = ("=cmd|' -C calc'!A0", "@SUM(1+1)", "-2+3+evil2")
+
+
+class _LiveHTML(HTMLParser):
+    """Event handlers, and scripts or images that came from a submission (the page's own scripts
+    never call alert), in an HTML page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        self._in_script = tag == "script"
+        self.found += [f"<{tag} {name}>" for name, _ in attrs if name.startswith("on")]
+        if tag == "img" and ("src", "x") in attrs:
+            self.found.append("<img src=x>")
+
+    def handle_data(self, data):
+        if self._in_script and "alert(" in data:
+            self.found.append("<script>alert")
+
+
+def _formula_cells(text: str) -> list[str]:
+    return [c for row in csv.reader(io.StringIO(text)) for c in row
+            if c.startswith(FORMULA_STARTS) and not re.fullmatch(r"[-+]?[\d.]+(e[-+]?\d+)?", c)]
+
+
+def test_markup_and_formulas_in_code_and_file_names_stay_inert_through_grade_groups_notes_and_report(graded, tmp_path):
+    """Round 9 (groups_markup): `grader grade` of three late files named as formulas whose wrong code
+    carries <script>, <img onerror> and =HYPERLINK, then `grader groups`, `grader groups --notes`
+    for their group and `grader report`: every CSV text cell is neutralised, the report shows the
+    code as text, and the note reaches every member's feedback as the instructor's text only."""
+    root, zip_path, cause = graded
+    out = tmp_path / "out"
+    shutil.copytree(root / "out", out)
+    late = tmp_path / "late"
+    late.mkdir()
+    for number, name in enumerate(FORMULA_NAMES):
+        (late / f"{name}.py").write_text(_with_head(MARKUP_HEAD.replace("alert(1)", f"alert({1 + 8 * number})")),
+                                         encoding="utf-8")
+    runner = CliRunner()
+    graded_late = runner.invoke(main, ["grade", str(late), "-a", str(zip_path), "-o", str(out), "--timeout", "60"])
+    assert graded_late.exit_code in (0, 1), graded_late.output
+    listed = runner.invoke(main, ["groups", str(out)])
+    assert listed.exit_code == 0, listed.output
+    groups_csv = (out / "groups.csv").read_text(encoding="utf-8")
+    assert "onerror=alert(2)" in groups_csv
+    members = {folder.name for folder in (out / "students").iterdir()} - set(cause)
+    assert len(members) == 3 and any(m.startswith(FORMULA_STARTS) for m in members), members
+    target = next((g for g, m in _head_groups(out).items() if m == members), None)
+    assert target, f"the three late files should form a group of their own: {_head_groups(out)}"
+    (tmp_path / "notes.yaml").write_text(f'"{target}": "Look at the sign of the bias."\n', encoding="utf-8")
+    noted = runner.invoke(main, ["groups", str(out), "--notes", str(tmp_path / "notes.yaml")])
+    assert noted.exit_code == 0, noted.output
+    reported = runner.invoke(main, ["report", str(out)])
+    assert reported.exit_code == 0, reported.output
+
+    for table in sorted(out.glob("*.csv")):
+        bad = _formula_cells(table.read_text(encoding="utf-8"))
+        assert not bad, f"{table.name} holds cells a spreadsheet would evaluate: {bad[:5]}"
+    page = (out / "report.html").read_text(encoding="utf-8")
+    live = _LiveHTML()
+    live.feed(page)
+    assert not live.found, f"report.html renders the submission's markup: {live.found[:5]}"
+    assert "&lt;img src=x onerror=alert(2)&gt;" in page, "the report should show the group's code, as text"
+    for student in members:
+        feedback = (out / "students" / student / "feedback.md").read_text(encoding="utf-8")
+        assert "Look at the sign of the bias." in feedback, student
+        assert "<script>" not in feedback and "onerror=" not in feedback, student
 
 
 def test_a_digest_ignores_round_off_and_tells_different_results_apart():
