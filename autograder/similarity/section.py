@@ -29,7 +29,7 @@ from autograder.runtime.grading.intake import read_submission
 from autograder.runtime.grading.outcome import RECORD_NAME, read_record, record_folders
 from autograder.runtime.errors import SubmissionError
 from autograder.similarity.base import base_from_file, starter_cells
-from autograder.similarity.compare import (Comparison, Document, Group, LineSpan, Pair, Settings, base_hashes, compare_class,
+from autograder.similarity.compare import (Comparison, Document, Group, LineSpan, LineSpans, Pair, Settings, base_hashes, compare_class,
                                            document, own_tokens, starter_lines)
 from autograder.similarity.inverted import rarity
 from autograder.similarity.highlight import MAX_ALIGNED_TOKENS, marked_html, marked_ranges
@@ -205,11 +205,11 @@ CSV_COLUMNS = ("rank", "student_a", "student_b", "score", "flagged", "matched_to
                "shared_functions")
 
 
-def spans_text(spans: tuple[LineSpan, ...] | list[LineSpan]) -> str:
+def spans_text(spans: "LineSpans | tuple[LineSpan, ...] | list[LineSpan]") -> str:
     """``cell 3: 4-9; cell 5: 2`` (cells counted from 1, as a notebook shows them)."""
     by_cell: dict[int, list[str]] = {}
-    for s in spans:
-        by_cell.setdefault(s.cell, []).append(f"{s.first}" if s.first == s.last else f"{s.first}-{s.last}")
+    for c, first, last in (spans.triples() if isinstance(spans, LineSpans) else spans):
+        by_cell.setdefault(c, []).append(f"{first}" if first == last else f"{first}-{last}")
     return "; ".join(f"cell {c + 1}: {', '.join(r)}" for c, r in sorted(by_cell.items()))
 
 
