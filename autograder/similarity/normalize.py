@@ -319,7 +319,13 @@ def canonical_tokens(source: str, cell: int, bound: frozenset[str],
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 
 
-@lru_cache(maxsize=8192)
+#: Cells remembered by the caches below. A cell many submissions share (a starter cell) is met again with every
+#: notebook and stays; a class's thousand cells of its own are not kept (each remembered its names, a set of
+#: every word in it, 40 MB for 1,000 submissions).
+_CELLS_CACHED = 256
+
+
+@lru_cache(maxsize=_CELLS_CACHED)
 def _cell_names(source: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """The names one cell binds, the names it reads, and every identifier-like word in it.
 
@@ -335,7 +341,7 @@ def _cell_names(source: str) -> tuple[frozenset[str], frozenset[str], frozenset[
     return frozenset(bound), frozenset(read), mentioned
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=_CELLS_CACHED)
 def _normalised_cell(source: str, bound: frozenset[str], read: frozenset[str]) -> tuple[Token, ...]:
     """One cell's tokens (numbered as cell 0), given the program's bound and read names that occur in it.
 
@@ -360,7 +366,7 @@ def program_tokens(cells: tuple[str, ...] | list[str]) -> list[Token]:
         _UNREWRITTEN.clear()
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=_CELLS_CACHED)
 def _numbered_cell(source: str, bound: frozenset[str], read: frozenset[str], number: int) -> tuple[Token, ...]:
     """:func:`_normalised_cell` as cell ``number``: notebooks of one assignment keep a cell in one place,
     so the tokens of a cell many submissions share are built once, not once per submission."""
