@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import tokenize
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 from autograder.similarity.normalize import RENAMED, Token, _literal, _raw_tokens
 
@@ -38,14 +39,34 @@ def marked_ranges(source: str, tokens: list[Token], matched: list[bool]) -> list
         return []
     if len(pairs) > MAX_ALIGNED_TOKENS:
         return None
-    texts = {text for text, _ in pairs}
+    aligned = _aligned(source, tuple(text for text, _ in pairs))
+    if aligned is None:
+        return None
+    ranges = sorted((start, end) for index, start, end in aligned if pairs[index][1])
+    joined: list[tuple[int, int]] = []
+    for start, end in ranges:
+        if joined and source[joined[-1][1]:start].strip(" \t") == "" and "\n" not in source[joined[-1][1]:start]:
+            joined[-1] = (joined[-1][0], max(end, joined[-1][1]))
+        else:
+            joined.append((start, end))
+    return joined
+
+
+@lru_cache(maxsize=256)
+def _aligned(source: str, texts: tuple[str, ...]) -> tuple[tuple[int, int, int], ...] | None:
+    """(index in ``texts``, start, end) of each original token of ``source`` aligned with a normalised one.
+
+    The alignment does not depend on which tokens matched, and the page shows
+    one submission in many pairs (each member of a group with every other):
+    it is computed once per cell."""
+    names = set(texts)
     raw = [t for t in _raw_tokens(source) if t.type not in _SKIPPED]
     if len(raw) > MAX_ALIGNED_TOKENS:
         return None
     keys = []
     for t in raw:
         if t.type == tokenize.NAME:
-            keys.append(t.string if t.string in texts else RENAMED)
+            keys.append(t.string if t.string in names else RENAMED)
         elif t.type in (tokenize.NUMBER, tokenize.STRING):
             keys.append(_literal(t.string))
         else:
@@ -57,21 +78,13 @@ def marked_ranges(source: str, tokens: list[Token], matched: list[bool]) -> list
     def offset(row: int, col: int) -> int:
         return starts[row - 1] + col if row - 1 < len(starts) else len(source)
 
-    ranges: list[tuple[int, int]] = []
-    matcher = SequenceMatcher(None, keys, [text for text, _ in pairs], autojunk=False)
+    out = []
+    matcher = SequenceMatcher(None, keys, list(texts), autojunk=False)
     for block in matcher.get_matching_blocks():
         for n in range(block.size):
-            if pairs[block.b + n][1]:
-                t = raw[block.a + n]
-                ranges.append((offset(*t.start), offset(*t.end)))
-    ranges.sort()
-    joined: list[tuple[int, int]] = []
-    for start, end in ranges:
-        if joined and source[joined[-1][1]:start].strip(" \t") == "" and "\n" not in source[joined[-1][1]:start]:
-            joined[-1] = (joined[-1][0], max(end, joined[-1][1]))
-        else:
-            joined.append((start, end))
-    return joined
+            t = raw[block.a + n]
+            out.append((block.b + n, offset(*t.start), offset(*t.end)))
+    return tuple(out)
 
 
 def marked_html(source: str, ranges: list[tuple[int, int]]) -> str:

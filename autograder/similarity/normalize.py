@@ -32,6 +32,8 @@ from __future__ import annotations
 import ast
 import io
 import re
+import sys
+from collections import deque
 import tokenize
 from functools import lru_cache
 from typing import NamedTuple
@@ -43,6 +45,7 @@ RENAMED = "ID"
 _DROPPED = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
 _CLOSING = {")", "]", "}"}
 _STRUCTURE = {tokenize.NEWLINE: "NEWLINE", tokenize.INDENT: "INDENT", tokenize.DEDENT: "DEDENT"}
+_STRUCTURE_TEXTS = frozenset(_STRUCTURE.values())
 _Span = tuple[tuple[int, int], tuple[int, int]]
 
 
@@ -71,19 +74,27 @@ def bound_names(cells: tuple[str, ...] | list[str]) -> frozenset[str]:
 
 def _bound_in(tree: ast.AST) -> set[str]:
     """Names one parsed cell binds (see :func:`bound_names`)."""
-    names: set[str] = set()
+    return _names_in(tree)[0]
+
+
+def _names_in(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """Names one parsed cell binds, and names it reads (as ``rewrite.read_names``), in one walk of the tree."""
+    bound: set[str] = set()
+    read: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            names.update(node.names)
-    return names
+        kind = type(node)
+        if kind is ast.Name:
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif kind is ast.arg:
+            bound.add(node.arg)
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            bound.add(node.name)
+        elif kind is ast.ExceptHandler and node.name:
+            bound.add(node.name)
+        elif kind in (ast.Global, ast.Nonlocal):
+            bound.update(node.names)
+            read.update(node.names)
+    return bound, read
 
 
 def _parse(source: str) -> ast.Module | None:
@@ -123,6 +134,7 @@ def _inside(position: tuple[int, int], spans: list[_Span]) -> bool:
     return any(start <= position < end for start, end in spans)
 
 
+@lru_cache(maxsize=16384)
 def _literal(text: str) -> str:
     try:
         return repr(ast.literal_eval(text))
@@ -143,34 +155,53 @@ def _raw_tokens(source: str) -> list[tokenize.TokenInfo]:
 
 def cell_tokens(source: str, cell: int, bound: frozenset[str], tree: ast.Module | None = None) -> list[Token]:
     """Normalised tokens of one cell (see the module docstring); ``tree`` is ``source`` parsed, if at hand."""
-    strings, annotations, keywords = _spans(tree if tree is not None else _parse(source))
+    return [Token(text, cell, line) for text, line in _token_parts(source, bound, tree)]
+
+
+def _token_parts(source: str, bound: frozenset[str], tree: ast.Module | None = None,
+                 printed: bool = False) -> list[tuple[str, int]]:
+    """(text, line) of each normalised token of ``source`` (see :func:`cell_tokens`).
+
+    ``printed`` says ``source`` was printed by :func:`canonical_tokens`, which
+    dropped every bare string and annotation before printing, and renames
+    nothing (``bound`` empty): there is nothing in its tree to look for, and
+    the walk that looks costs as much as tokenizing."""
+    strings, annotations, keywords = ([], [], set()) if printed else _spans(tree if tree is not None else _parse(source))
     raw = [t for t in _raw_tokens(source) if t.type not in _DROPPED]
-    kept: list[tokenize.TokenInfo] = []
-    for index, tok in enumerate(raw):
-        if _inside(tok.start, strings) or _inside(tok.start, annotations):
-            continue
-        following = raw[index + 1] if index + 1 < len(raw) else None
-        if tok.string in (":", "->") and following is not None and _inside(following.start, annotations):
-            continue    # the annotation's own ``:`` or ``->``
-        kept.append(tok)
-    out: list[Token] = []
+    if strings or annotations:
+        kept: list[tokenize.TokenInfo] = []
+        for index, tok in enumerate(raw):
+            if _inside(tok.start, strings) or _inside(tok.start, annotations):
+                continue
+            following = raw[index + 1] if index + 1 < len(raw) else None
+            if tok.string in (":", "->") and following is not None and _inside(following.start, annotations):
+                continue    # the annotation's own ``:`` or ``->``
+            kept.append(tok)
+    else:
+        kept = raw
+    out: list[tuple[str, int]] = []
+    structure = False           # the last token kept is a NEWLINE, INDENT or DEDENT (or none is kept yet)
+    intern = sys.intern         # one string per distinct text in a class's million tokens
     for index, tok in enumerate(kept):
         text = tok.string
-        if tok.type == tokenize.OP:
-            following = kept[index + 1].string if index + 1 < len(kept) else ""
-            if text == "," and following in _CLOSING:
+        kind = tok.type
+        if kind == tokenize.OP:
+            if text == "," and index + 1 < len(kept) and kept[index + 1].string in _CLOSING:
                 continue
-        elif tok.type == tokenize.NAME:
-            previous = kept[index - 1].string if index else ""
-            if text in bound and previous != "." and tok.start not in keywords:
+        elif kind == tokenize.NAME:
+            if text in bound and (not index or kept[index - 1].string != ".") and tok.start not in keywords:
                 text = RENAMED
-        elif tok.type in (tokenize.STRING, tokenize.NUMBER):
+        elif kind == tokenize.STRING or kind == tokenize.NUMBER:
             text = _literal(text)
-        elif tok.type in _STRUCTURE:
-            text = _STRUCTURE[tok.type]
-            if text == "NEWLINE" and (not out or out[-1].text in _STRUCTURE.values()):
+        elif kind in _STRUCTURE:
+            text = _STRUCTURE[kind]
+            if text == "NEWLINE" and (not out or structure):
                 continue    # the end of a statement that was dropped (a docstring)
-        out.append(Token(text, cell, tok.start[0]))
+            out.append((text, tok.start[0]))
+            structure = True
+            continue
+        out.append((intern(text), tok.start[0]))
+        structure = text in _STRUCTURE_TEXTS      # a name spelt NEWLINE counts as one, as it always has
     return out
 
 
@@ -212,8 +243,36 @@ class _Canonical(ast.NodeTransformer):
         return self.generic_visit(node)
 
 
-def _statements(tree: ast.AST) -> list[ast.stmt]:
-    return [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
+def _statement_lines(tree: ast.AST) -> list[int]:
+    """The first line of every statement of ``tree``, outer before inner; a statement the rewriting made
+    without a line (a ``pass`` standing for an emptied block) takes its parent's, as
+    ``ast.fix_missing_locations`` would give it. Only statement lists are walked: the expressions, nine
+    nodes in ten, hold no statement."""
+    lines: list[int] = []
+    queue = deque([(tree, 1)])
+    while queue:
+        node, inherited = queue.popleft()
+        for name in _STATEMENT_FIELDS:
+            children = getattr(node, name, None)
+            if type(children) is not list:
+                continue
+            for child in children:
+                line = getattr(child, "lineno", None)
+                line = inherited if line is None else line
+                if isinstance(child, ast.stmt):
+                    lines.append(line)
+                    queue.append((child, line))
+                elif isinstance(child, (ast.ExceptHandler, ast.match_case)):
+                    queue.append((child, line))
+    return lines
+
+
+#: The fields of a node that hold statements, or the handlers and cases that do.
+_STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+#: A cell's tree parsed for its names and not yet rewritten, kept while :func:`program_tokens` runs so that
+#: :func:`canonical_tokens` does not parse the cell a second time (parsing is a tenth of the cost).
+_UNREWRITTEN: dict[str, ast.Module | None] = {}
+_ABSENT = object()
 
 
 def canonical_tokens(source: str, cell: int, bound: frozenset[str],
@@ -227,39 +286,46 @@ def canonical_tokens(source: str, cell: int, bound: frozenset[str],
     Each token takes the original line of the statement it belongs to (the
     printed tree and the original have the same statements in the same order).
     """
-    tree = _parse(source)
+    tree = _UNREWRITTEN.pop(source, _ABSENT)
+    if tree is _ABSENT:
+        tree = _parse(source)
     if tree is None:
         return None
     try:
-        # Transformed nodes keep their original line numbers; new ones take their parent's.
-        simpler = rewritten(tree, read if read is not None else read_names([tree]), bound)
-        canonical = ast.fix_missing_locations(_Canonical(bound).visit(simpler))
+        # Transformed nodes keep their original line numbers; new statements take their parent's
+        # (``_statement_lines``); printing needs no location.
+        canonical = _Canonical(bound).visit(rewritten(tree, read if read is not None else read_names([tree]), bound))
         printed = ast.unparse(canonical)
         reparsed = ast.parse(printed)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     line_of: dict[int, int] = {}
-    for before, after in zip(_statements(canonical), _statements(reparsed)):
-        line_of.setdefault(after.lineno, before.lineno)
+    for before, after in zip(_statement_lines(canonical), _statement_lines(reparsed)):
+        line_of.setdefault(after, before)
     unit_of: dict[int, int] = {}          # printed line -> top-level statement it belongs to
     for unit, statement in enumerate(reparsed.body):
         for line in range(statement.lineno, (statement.end_lineno or statement.lineno) + 1):
             unit_of[line] = unit
-    tokens = cell_tokens(printed, cell, frozenset(), reparsed)
     out = []
     last, unit = 1, 0
-    for t in tokens:
-        last = line_of.get(t.line, last)
-        if t.text != "DEDENT":            # a dedent closes the statement before the line it stands on
-            unit = unit_of.get(t.line, unit)
-        out.append(Token(t.text, cell, last, unit))
+    for text, line in _token_parts(printed, frozenset(), reparsed, printed=True):
+        last = line_of.get(line, last)
+        if text != "DEDENT":            # a dedent closes the statement before the line it stands on
+            unit = unit_of.get(line, unit)
+        out.append(Token(text, cell, last, unit))
     return out
 
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 
 
-@lru_cache(maxsize=8192)
+#: Cells remembered by the caches below. A cell many submissions share (a starter cell) is met again with every
+#: notebook and stays; a class's thousand cells of its own are not kept (each remembered its names, a set of
+#: every word in it, 40 MB for 1,000 submissions).
+_CELLS_CACHED = 256
+
+
+@lru_cache(maxsize=_CELLS_CACHED)
 def _cell_names(source: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """The names one cell binds, the names it reads, and every identifier-like word in it.
 
@@ -267,13 +333,15 @@ def _cell_names(source: str) -> tuple[frozenset[str], frozenset[str], frozenset[
     """
     mentioned = frozenset(_IDENTIFIER.findall(source))
     tree = _parse(source)
+    _UNREWRITTEN[source] = tree
     if tree is None:
         read = frozenset(t.string for t in _raw_tokens(source) if t.type == tokenize.NAME)
         return frozenset(), read, mentioned
-    return frozenset(_bound_in(tree)), read_names([tree]), mentioned
+    bound, read = _names_in(tree)
+    return frozenset(bound), frozenset(read), mentioned
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=_CELLS_CACHED)
 def _normalised_cell(source: str, bound: frozenset[str], read: frozenset[str]) -> tuple[Token, ...]:
     """One cell's tokens (numbered as cell 0), given the program's bound and read names that occur in it.
 
@@ -286,16 +354,19 @@ def _normalised_cell(source: str, bound: frozenset[str], read: frozenset[str]) -
 
 def program_tokens(cells: tuple[str, ...] | list[str]) -> list[Token]:
     """Normalised tokens of every cell, in order, names bound anywhere in the program renamed everywhere."""
-    names = [_cell_names(source) for source in cells]
-    bound = frozenset().union(*(b for b, _, _ in names))
-    read = frozenset().union(*(r for _, r, _ in names))
-    tokens: list[Token] = []
-    for number, (source, (_, _, mentioned)) in enumerate(zip(cells, names)):
-        tokens += _numbered_cell(source, bound & mentioned, read & mentioned, number)
-    return tokens
+    try:
+        names = [_cell_names(source) for source in cells]
+        bound = frozenset().union(*(b for b, _, _ in names))
+        read = frozenset().union(*(r for _, r, _ in names))
+        tokens: list[Token] = []
+        for number, (source, (_, _, mentioned)) in enumerate(zip(cells, names)):
+            tokens += _numbered_cell(source, bound & mentioned, read & mentioned, number)
+        return tokens
+    finally:
+        _UNREWRITTEN.clear()
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=_CELLS_CACHED)
 def _numbered_cell(source: str, bound: frozenset[str], read: frozenset[str], number: int) -> tuple[Token, ...]:
     """:func:`_normalised_cell` as cell ``number``: notebooks of one assignment keep a cell in one place,
     so the tokens of a cell many submissions share are built once, not once per submission."""

@@ -18,6 +18,7 @@ import csv
 import html
 import io
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from autograder.runtime.grading.intake import read_submission
 from autograder.runtime.grading.outcome import RECORD_NAME, read_record, record_folders
 from autograder.runtime.errors import SubmissionError
 from autograder.similarity.base import base_from_file, starter_cells
-from autograder.similarity.compare import (Comparison, Document, Group, LineSpan, Pair, Settings, base_hashes, compare_class,
+from autograder.similarity.compare import (Comparison, Document, Group, LineSpan, LineSpans, Pair, Settings, base_hashes, compare_class,
                                            document, own_tokens, starter_lines)
 from autograder.similarity.inverted import rarity
 from autograder.similarity.highlight import MAX_ALIGNED_TOKENS, marked_html, marked_ranges
@@ -205,16 +206,43 @@ CSV_COLUMNS = ("rank", "student_a", "student_b", "score", "flagged", "matched_to
                "shared_functions")
 
 
-def spans_text(spans: tuple[LineSpan, ...] | list[LineSpan]) -> str:
+def spans_text(spans: "LineSpans | tuple[LineSpan, ...] | list[LineSpan]") -> str:
     """``cell 3: 4-9; cell 5: 2`` (cells counted from 1, as a notebook shows them)."""
+    if isinstance(spans, LineSpans):
+        return _ordered_spans_text(spans.flat())
     by_cell: dict[int, list[str]] = {}
     for s in spans:
         by_cell.setdefault(s.cell, []).append(f"{s.first}" if s.first == s.last else f"{s.first}-{s.last}")
     return "; ".join(f"cell {c + 1}: {', '.join(r)}" for c, r in sorted(by_cell.items()))
 
 
+def _ordered_spans_text(flat: list[int]) -> str:
+    """:func:`spans_text` of spans already in (cell, line) order, given flat: the CSV of 1,000 submissions
+    writes half a million of them."""
+    out: list[str] = []
+    current = -1
+    numbers = iter(flat)
+    for c, first, last in zip(numbers, numbers, numbers):
+        text = str(first) if first == last else f"{first}-{last}"
+        if c != current:
+            out.append(f"{'; ' if out else ''}cell {c + 1}: {text}")
+            current = c
+        else:
+            out.append(f", {text}")
+    return "".join(out)
+
+
 def csv_text(result: SimilarityResult) -> str:
     """Every pair sharing unusual code, highest score first, as CSV, text cells neutralised."""
+    return "".join(csv_pieces(result))
+
+
+#: CSV rows formatted at once: the CSV of 1,000 submissions is 30 MB, four times that as one Python string.
+_ROWS_AT_ONCE = 5000
+
+
+def csv_pieces(result: SimilarityResult) -> Iterator[str]:
+    """:func:`csv_text` a few thousand rows at a time."""
     text = io.StringIO(newline="")
     writer = csv.writer(text)
     writer.writerow(CSV_COLUMNS)
@@ -222,7 +250,11 @@ def csv_text(result: SimilarityResult) -> str:
         writer.writerow([rank, cell(p.a), cell(p.b), f"{p.score:.4f}", "yes" if result.is_flagged(p) else "no",
                          p.matched_tokens, cell(spans_text(p.lines_a)),
                          cell(spans_text(p.lines_b)), cell(" ".join(p.functions))])
-    return text.getvalue()
+        if rank % _ROWS_AT_ONCE == 0:
+            yield text.getvalue()
+            text.seek(0)
+            text.truncate()
+    yield text.getvalue()
 
 
 GROUP_COLUMNS = ("group", "size", "students", "shared_tokens", "weight_in_pairs", "lines_of", "lines",
@@ -364,7 +396,7 @@ def write_similarity(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD, 
     result = similarity_section(out_dir, threshold, base_files)
     folder = Path(output) if output is not None else Path(out_dir)
     csv_path, html_path = folder / CSV_NAME, folder / HTML_NAME
-    write_atomic(csv_path, csv_text(result))
+    write_atomic(csv_path, csv_pieces(result))
     write_atomic(folder / GROUPS_CSV_NAME, groups_csv_text(result))
     write_atomic(html_path, page_html(result))
     return result, csv_path, html_path

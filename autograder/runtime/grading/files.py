@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -38,9 +39,10 @@ def private_dir(path: Path) -> Path:
     return path
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str | Iterable[str]) -> None:
     """Write ``text`` to ``path`` through a temporary file renamed over it; the file is 0600
-    (``mkstemp``'s mode) and a missing folder is made 0700."""
+    (``mkstemp``'s mode) and a missing folder is made 0700. ``text`` may come in pieces (an
+    iterable of strings), so that a file of a hundred thousand rows is never one string in memory."""
     private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
@@ -48,7 +50,8 @@ def write_atomic(path: Path, text: str) -> None:
         # one in its JSON, or a file name that is not UTF-8): they are written as ``\udce9`` escapes
         # rather than stopping the whole batch at the first such student.
         with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as handle:
-            handle.write(text)
+            for piece in ((text,) if isinstance(text, str) else text):
+                handle.write(piece)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
