@@ -703,6 +703,28 @@ def test_a_slow_worker_start_is_neither_a_crash_nor_the_students_time(monkeypatc
         assert s.remaining_seconds() > 0.5
 
 
+@pytest.mark.parametrize("level", ALL)
+def test_a_worker_that_dies_while_its_children_hold_its_pipes_is_not_called_a_hang(level):
+    """Its children keep the reply pipe open, so no end of file comes: the worker's own exit ends
+    the wait, and the student reads that the worker stopped, not that a loop never ended."""
+    code = textwrap.dedent("""
+        import os, signal, time
+        def crash():
+            if os.fork() == 0:
+                time.sleep(30)
+                os._exit(0)
+            os.kill(os.getpid(), signal.SIGKILL)
+        def fine():
+            return 1
+        """)
+    with session(code, level, Limits(wall_seconds_per_call=8.0, wall_seconds_total=30.0)) as s:
+        result = s.call("crash")
+        assert not result.ok and not result.timed_out, result.error
+        assert "did not return within" not in str(result.error) and "stopped the worker" in str(result.error), \
+            str(result.error)
+        assert call_ok(s, "fine") == 1
+
+
 def test_cpu_limit_stops_a_busy_worker():
     code = "def spin():\n    while True:\n        pass\n"
     with SandboxSession(code, Limits(cpu_seconds=1, wall_seconds_per_call=8)) as s:

@@ -149,6 +149,9 @@ class WorkerResources:
         #: (it is the server's child, not ours) and its pid inside the sandbox.
         self.pidfd: int | None = None
         self.sandbox_pid: int | None = None
+        #: A descriptor that becomes readable when a worker started here (``proc``) ends; kept in
+        #: ``fds`` so it is closed with the pipes.
+        self.exit_fd: int | None = None
         #: Whether the worker could write outside its own folders (the ``user`` level):
         #: then its uid's files are swept from every world-writable directory.
         self.shares_filesystem = False
@@ -180,6 +183,7 @@ class WorkerResources:
             except OSError:
                 pass
         self.fds = []
+        self.exit_fd = None
         if self.arena is not None:
             try:
                 os.close(self.arena.fd)
@@ -362,6 +366,13 @@ class WorkerProcess:
                 os.close(fd)
         for fd in res.fds:
             os.set_blocking(fd, False)
+        if res.proc is not None:
+            try:
+                res.exit_fd = os.pidfd_open(res.proc.pid)
+            except OSError:     # no pidfd here: a death is then seen when the pipes close
+                res.exit_fd = None
+            else:
+                res.fds.append(res.exit_fd)
 
     def _command(self, res: WorkerResources) -> tuple[list[str], dict[str, str], str, str]:
         """Interpreter command (bwrap prefix included), environment, cwd and site dir."""
@@ -471,7 +482,14 @@ class WorkerProcess:
             self.pending += chunk
 
     def _wait(self, fd: int, event: int, deadline: float) -> None:
-        """Block until ``fd`` is ready for ``event``, draining output meanwhile."""
+        """Block until ``fd`` is ready for ``event``, draining output meanwhile.
+
+        A worker that dies while processes it started still hold its pipes open never closes
+        them: without watching the process itself, that death would be waited out to the
+        deadline and reported as a hang. The worker's process descriptor ends the wait when it exits.
+        """
+        res = self.resources
+        pidfd = res.pidfd if res.pidfd is not None else res.exit_fd
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -480,11 +498,20 @@ class WorkerProcess:
             poller.register(fd, event)
             if self.output_fd >= 0:
                 poller.register(self.output_fd, select.POLLIN)
-            for ready, _events in poller.poll(math.ceil(remaining * 1000)):
-                if ready == self.output_fd:
-                    self.drain_output()
-                elif ready == fd:
+            if pidfd is not None:
+                poller.register(pidfd, select.POLLIN)
+            ready = {r for r, _events in poller.poll(math.ceil(remaining * 1000))}
+            if self.output_fd in ready:
+                self.drain_output()
+            if fd in ready:
+                return
+            if pidfd is not None and pidfd in ready:
+                # Whatever it wrote before it died is read first; then its death is what happened.
+                last = select.poll()
+                last.register(fd, event)
+                if last.poll(0):
                     return
+                raise WorkerDied()
 
     def drain_output(self) -> None:
         """Move what the worker printed into the bounded buffer (a bounded amount per turn)."""
