@@ -17,11 +17,18 @@ from question_bank.stress import stress_family
 CUE_N, CUE_SEED = 200, 99
 
 #: Sub-questions whose choices still give the key away. Each is an expected failure, strict, so
-#: fixing one turns its test into an error until it leaves this list. What is left is the printed
-#: length of a number: a key printed in the common four-figure form ties with most distractors
-#: for the shortest (fine-tune-objective, uniform-baseline perplexity); no catalogued mistake is
-#: printed shorter.
-STILL_CUED = {"fine-tune-objective", "uniform-baseline/perplexity"}
+#: fixing one turns its test into an error until it leaves this list. The printed length of a
+#: number (fine-tune-objective, uniform-baseline perplexity), and the one-slip links the hub,
+#: sign-majority, half-of-double, close-larger and cut-text players read: every distractor is the
+#: key with one mistake, so the key is the value (or text) every other choice derives from.
+STILL_CUED = {
+    "bigram-vs-full/log_ratio", "causal-mask/allowed_count", "causal-mask/blocked_count",
+    "chain-rule-joint/log", "dlogits-entry", "fine-tune-objective", "head-gradient-values/dW_head",
+    "head-gradient-values/db_head", "merges-vs-vocab/embedding_params", "next-token-targets",
+    "param-count/attention", "param-count/embeddings", "param-count/ffn",
+    "perplexity-cross-entropy/ppl_from_bits", "shifted-cross-entropy", "tied-weights/expression",
+    "uniform-baseline/loss_bits", "uniform-baseline/perplexity",
+}
 
 
 @lru_cache(maxsize=None)
@@ -77,3 +84,37 @@ def test_a_played_place_gets_no_more_than_chance_when_some_place_is_out_of_reach
     assert target.sum() == pytest.approx(1.0) and target[1] == target[2] == pytest.approx(0.375)
     # the value order plays every rank, so the reached ranks share evenly
     assert place_target(reached, PLAYED_PLACES[0]) == pytest.approx([1 / 3, 1 / 3, 1 / 3, 0])
+
+
+def _tally(texts_per_variant, sub=""):
+    tally = CueTally()
+    for texts in texts_per_variant:
+        tally.add(sub, {"choices": [{"text": t, "correct": i == 0} for i, t in enumerate(texts)]})
+    return {(s, player) for s, player, _ in tally.cues()}
+
+
+def test_the_hub_player_finds_a_key_every_distractor_is_one_slip_of():
+    """Each distractor the key with one slip (sign, bits, per-token): the key is the one value linked
+    to all; with a wrong value's own slips among the choices, it is not."""
+    import math
+    hub_sets, mixed_sets = [], []
+    for k in range(40):
+        x = 0.3 + 0.037 * k
+        hub_sets.append([f"${x:.4g}$", f"${-x:.4g}$", f"${x / math.log(2):.4g}$", f"${x / 4:.4g}$"])
+        # per-token in bits: one slip from the per-token value and from the bits value, not from the key
+        mixed_sets.append([f"${x:.4g}$", f"${x / 4:.4g}$", f"${x / (4 * math.log(2)):.4g}$",
+                           f"${-x / (4 * math.log(2)):.4g}$"])
+    assert ("", "hub") in _tally(hub_sets)
+    assert ("", "hub") not in _tally(mixed_sets)
+
+
+def test_group_players_find_the_half_the_larger_and_the_complete_text():
+    halves = [[f"${n * 10}$", f"${n * 20}$", f"${n * 7 + 3}$", f"${n * 13 + 1}$"] for n in range(1, 41)]
+    close = [[f"${n * 1000 + 64}$", f"${n * 1000}$", f"${n * 3000}$", f"${n * 7}$"] for n in range(1, 41)]
+    texts = [[f"`'abc{n}x'`", f"`'abc{n}'`", f"`'zq{n}yy'`", f"`'kk{n}pp'`"] for n in range(40)]
+    signs = [[f"${n + 1.5}$", f"${-(n + 1.5)}$", f"${n + 7.25}$", f"${n + 9.75}$"] for n in range(40)]
+    assert ("", "half-of-double") in _tally(halves)
+    assert ("", "close-larger") in _tally(close)
+    assert ("", "completed-text") in _tally(texts)
+    assert ("", "sign-majority") in _tally(signs)
+
