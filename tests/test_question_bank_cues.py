@@ -17,18 +17,12 @@ from question_bank.stress import stress_family
 CUE_N, CUE_SEED = 200, 99
 
 #: Sub-questions whose choices still give the key away. Each is an expected failure, strict, so
-#: fixing one turns its test into an error until it leaves this list. The printed length of a
-#: number (fine-tune-objective, uniform-baseline perplexity), and the one-slip links the hub,
-#: sign-majority, half-of-double, close-larger and cut-text players read: every distractor is the
-#: key with one mistake, so the key is the value (or text) every other choice derives from.
-STILL_CUED = {
-    "bigram-vs-full/log_ratio", "causal-mask/allowed_count", "causal-mask/blocked_count",
-    "chain-rule-joint/log", "dlogits-entry", "fine-tune-objective", "head-gradient-values/dW_head",
-    "head-gradient-values/db_head", "merges-vs-vocab/embedding_params", "next-token-targets",
-    "param-count/attention", "param-count/embeddings", "param-count/ffn",
-    "perplexity-cross-entropy/ppl_from_bits", "shifted-cross-entropy", "tied-weights/expression",
-    "uniform-baseline/loss_bits", "uniform-baseline/perplexity",
-}
+#: fixing one turns its test into an error until it leaves this list. What is left is the printed
+#: length of a number: the uniform baseline's perplexity key V, an integer of four or five digits,
+#: is the shortest choice or ties for it far more often than one time in four; the mistakes above
+#: it are powers printed in scientific notation (2^(ln V), 10^(ln V)), those below it (ln V,
+#: log2 V) print in four figures, and few catalogued mistakes print shorter.
+STILL_CUED = {"uniform-baseline/perplexity"}
 
 
 @lru_cache(maxsize=None)
@@ -118,3 +112,29 @@ def test_group_players_find_the_half_the_larger_and_the_complete_text():
     assert ("", "completed-text") in _tally(texts)
     assert ("", "sign-majority") in _tally(signs)
 
+
+def test_the_draw_sees_the_group_players_as_the_cue_players_play_them():
+    """The balance's group-player hits, computed for every candidate set at once, equal the share
+    the same-named player of cues puts on the key."""
+    import numpy as np
+
+    from question_bank.choice_balance import _Features, candidate_sets
+    from question_bank.cues import (close_larger_player, completed_text_player, half_of_double_player,
+                                    sign_majority_player, sign_pair_player)
+    numeric = ["$120$", "$-120$", "$240$", "$60$", "$-60$", "$124$", "$7$", "$-240$", "$118$"]
+    textual = ["`'the bay'`", "`'the ba'`", "`' the ba'`", "`'he bay'`", "`'he ba'`", "`'e bay w'`"]
+    for texts, players in ((numeric, (sign_pair_player, half_of_double_player, close_larger_player,
+                                      sign_majority_player)),
+                           (textual, (completed_text_player,))):
+        features = _Features(texts)
+        sets = candidate_sets(len(texts) - 1, 3, lambda a, b: True)
+        members = np.array([[0, *(i + 1 for i in s)] for s in sets])
+        hits = features.pick_hits(members)
+        order = {sign_pair_player: 0, half_of_double_player: 1, close_larger_player: 2,
+                 completed_text_player: 3, sign_majority_player: 4}
+        for player in players:
+            hit, applies = hits[order[player]]
+            for row, m in enumerate(members):
+                pick = player([texts[i] for i in m])
+                assert applies[row] == (sum(pick) > 0), (player.__name__, [texts[i] for i in m])
+                assert hit[row] == pytest.approx(pick[0]), (player.__name__, [texts[i] for i in m])
