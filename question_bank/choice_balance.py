@@ -24,7 +24,19 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from question_bank.cues import choice_number, likeness, plain
+from question_bank.cues import (
+    choice_number,
+    completes,
+    doubled,
+    just_above,
+    likeness,
+    link_matrix,
+    negated,
+    plain,
+    printed_exactly,
+    text_body,
+    text_linked,
+)
 
 #: Distractor pools above this size are cut (after shuffling) so the sets to compare stay few.
 MAX_POOL = 10
@@ -44,6 +56,33 @@ class _Features:
         for i, j in itertools.combinations(range(n), 2):
             ratio = likeness(bodies[i], bodies[j])
             self.likeness[i][j] = self.likeness[j][i] = ratio
+        self.relations = self._relations(texts, bodies)
+
+    def _relations(self, texts: Sequence[str], bodies: Sequence[str]) -> dict[str, np.ndarray]:
+        """Pairwise links a reader finds between two printed choices, as (texts, texts) boolean matrices.
+
+        ``link``: one is the other with one slip (:func:`question_bank.cues.linked`, or a
+        truncation or shift of a text); ``neg``: ``-x`` of the other; ``double``, ``above``,
+        ``completes``: entry ``[i, j]`` holds when choice ``j`` is choice ``i`` counted twice, a
+        little below choice ``i``, or choice ``i`` cut short.
+        """
+        n = len(bodies)
+        rel = {name: np.zeros((n, n), dtype=bool) for name in ("link", "neg", "double", "above", "completes")}
+        values = self.values
+        inner = [text_body(b) for b in bodies]
+        if values is not None:
+            exact = [printed_exactly(t) for t in texts]
+            rel["link"] = link_matrix(values, exact)
+            for i, j in itertools.permutations(range(n), 2):
+                a, b, both = values[i], values[j], exact[i] and exact[j]
+                rel["neg"][i, j] = negated(a, b, both)
+                rel["double"][i, j] = doubled(a, b, both)
+                rel["above"][i, j] = just_above(a, b)
+            return rel
+        for i, j in itertools.permutations(range(n), 2):
+            rel["link"][i, j] = text_linked(inner[i], inner[j])
+            rel["completes"][i, j] = completes(inner[i], inner[j])
+        return rel
 
     def order_scores(self, members: np.ndarray) -> list[np.ndarray | None]:
         """:meth:`orders` for many sets at once: ``members`` is (sets, texts), each row the key (0)
@@ -51,11 +90,27 @@ class _Features:
         like = np.array(self.likeness)
         alike = like[members[:, :, None], members[:, None, :]].sum(axis=2)
         lengths = np.array(self.lengths)[members]
+        # how many of the others each choice is one slip away from: the hub player's order
+        hub = self.relations["link"][members[:, :, None], members[:, None, :]].sum(axis=2).astype(float)
         if self.values is None or self.scaled is None:
-            return [None, lengths, alike, None]
+            return [None, lengths, alike, None, hub]
         scaled = np.array(self.scaled)[members]
         central = -np.abs(scaled[:, :, None] - scaled[:, None, :]).sum(axis=2)
-        return [np.array(self.values)[members], lengths, alike, central]
+        return [np.array(self.values)[members], lengths, alike, central, hub]
+
+    def pick_hits(self, members: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each player that picks a group of choices (not a place in an order), per set: the share
+        of its pick on the key and whether it picks at all. ``members`` is (sets, texts), the key first.
+
+        The players: one of a pair x / -x; the member of such a pair whose sign most others share;
+        the half of a value and its double; the larger of two close values; a text of which
+        another is a truncation. Each mirrors the same-named player of :mod:`question_bank.cues`.
+        """
+        sub = {name: m[members[:, :, None], members[:, None, :]] for name, m in self.relations.items()}
+        hits = [_group_hits(sub[name].any(axis=2)) for name in ("neg", "double", "above", "completes")]
+        hits.append(_group_hits(_sign_majority(sub["neg"], np.array(self.values)[members]))
+                    if self.values is not None else (np.zeros(len(members)), np.zeros(len(members), dtype=bool)))
+        return hits
 
     def orders(self, members: Sequence[int]) -> list[list[float] | None]:
         """Each visible order's scores for the texts ``members`` (the key first); None where it does not apply.
@@ -81,7 +136,29 @@ PLAYED_PLACES: tuple[tuple[int, ...] | None, ...] = (
     (0, -1),    # length: the shortest and the longest text
     (-1,),      # likeness: the text most alike to the others
     (-1,),      # closeness of value: the number closest to the others
+    (-1,),      # links: the choice one slip away from the most others (the hub)
 )
+
+
+def _group_hits(picked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A player picking the (sets, texts) mask ``picked`` uniformly: its share on the key (column 0)
+    per set, and the sets where it picks anything."""
+    count = picked.sum(axis=1)
+    return np.where(count > 0, picked[:, 0] / np.maximum(count, 1), 0.0), count > 0
+
+
+def _sign_majority(neg: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per set, the members of a pair x / -x whose sign most of the other (unpaired) choices share;
+    nothing where every paired member scores the same (the player abstains)."""
+    paired = neg.any(axis=2)
+    same = np.sign(values[:, :, None] * values[:, None, :])
+    width = values.shape[1]
+    counted = ~neg & ~np.eye(width, dtype=bool)[None]
+    score = np.where(counted, same, 0.0).sum(axis=2)
+    score = np.where(paired, score, -np.inf)
+    best = score.max(axis=1, keepdims=True)
+    top = paired & (score == best)
+    return top & (top.sum(axis=1) < paired.sum(axis=1))[:, None]
 
 
 def place_target(reached: np.ndarray, played: tuple[int, ...] | None) -> np.ndarray:
@@ -199,6 +276,8 @@ def balanced_subset(rng: np.random.Generator, key_text: str, pool_texts: Sequenc
             # One product gives the spread's numerator and its denominator together.
             tables.append((table, np.column_stack([table, shows.astype(float)]),
                            place_target(reached, PLAYED_PLACES[order]), (~shows).astype(float)))
+    chance = 1.0 / (width + 1)
+    groups = [(hit, applies.astype(float)) for hit, applies in features.pick_hits(members) if applies.any()]
     weights = np.full(len(allowed), 1.0 / len(allowed))
     for _ in range(FIT_ROUNDS):
         before = weights
@@ -209,15 +288,48 @@ def balanced_subset(rng: np.random.Generator, key_text: str, pool_texts: Sequenc
             # A set where the order shows nothing keeps its weight (its row of the table is all 0).
             weights = weights * (table @ ratio + hidden)
             weights /= weights.sum()
-        if np.abs(weights - before).max() < 1e-9:
+        # The group players last: a pick of a group is met less closely than a place otherwise
+        # (the half of a shown double came back above the margin in two families).
+        for hit, applies in groups:
+            weights = _cap_hit_rate(weights, hit, applies, CAP_SHARE * chance)
+        # Settled: where a cap pulls against an order the weights creep by tiny steps for all the
+        # rounds, which cost a third of the generation time and moved no player's rate.
+        if np.abs(weights - before).max() < 1e-6:
             break
     return allowed[int(rng.choice(len(allowed), p=weights))]
 
 
+#: The share of chance a group-picking player is fitted to: a little under chance, since the fit
+#: trades it against the orders and a player measured at chance plus noise must stay under the margin.
+CAP_SHARE = 0.9
+
+
+def _cap_hit_rate(weights: np.ndarray, hit: np.ndarray, applies: np.ndarray, chance: float) -> np.ndarray:
+    """Reweight the sets so a group-picking player's share on the key, where it picks, is at most chance.
+
+    Proportional fitting on two cells (the key picked, another choice picked): the player's
+    hits are scaled down to chance and its misses up by the same total; sets where it does not
+    pick keep their weight. A player already at or below chance leaves the weights alone.
+    """
+    applied = float(weights @ applies)
+    if applied <= 0:
+        return weights
+    rate = float(weights @ hit) / applied
+    if rate <= chance or rate >= 1.0:
+        return weights
+    factor = hit * (chance / rate) + (applies - hit) * ((1 - chance) / (1 - rate)) + (1 - applies)
+    weights = weights * factor
+    return weights / weights.sum()
+
+
 def candidate_sets(n: int, k: int, compatible: Callable[[int, int], bool]) -> list[tuple[int, ...]]:
-    """Every ``k``-set of ``range(n)`` whose members are pairwise compatible."""
+    """Every ``k``-set of ``range(n)`` whose members are pairwise compatible.
+
+    Each pair is judged once (the sets share their pairs; a judgement costs tens of microseconds).
+    """
+    ok = {(a, b): compatible(a, b) for a, b in itertools.combinations(range(n), 2)}
     return [combo for combo in itertools.combinations(range(n), k)
-            if all(compatible(a, b) for a, b in itertools.combinations(combo, 2))]
+            if all(ok[pair] for pair in itertools.combinations(combo, 2))]
 
 
 __all__ = ["MAX_POOL", "PLAYED_PLACES", "balanced_subset", "candidate_sets", "place_table", "place_target",

@@ -12,7 +12,16 @@ and compared with the chance rate over the same variants.
 The players model the cues an exam-wise student uses: the value rank of
 the key (smallest, largest, k-th smallest), a pair x / -x, the option most
 alike to the others (by value and by text), the longest and shortest text,
-and "all/none of the above" options.
+and "all/none of the above" options. The rest model what a reader who never
+saw the questions did to score 55% against 26% chance on a printed sheet:
+the *hub* (the value one slip away from the most others: a sign flip, a
+small factor, a log in another base, a reciprocal, exp of it), the member
+of an x / -x pair whose sign most others share, the half of a value whose
+double is shown, the larger of two close counts, and for texts the one a
+truncation or one-step shift away from the most others and the complete
+form of a text another choice cuts short. The draw
+(:mod:`question_bank.choice_balance`) uses the same relations, so what is
+measured here is what it balances.
 """
 from __future__ import annotations
 
@@ -22,6 +31,8 @@ import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
+
+import numpy as np
 
 #: A player fails a family's sub-question when its hit rate exceeds chance by
 #: more than this many binomial standard deviations of the chance rate ...
@@ -145,6 +156,194 @@ def all_none_player(texts: Sequence[str]) -> Pick:
     return _uniform_over([i for i, t in enumerate(texts) if _ALL_NONE.search(plain(t))], len(texts))
 
 
+#: Relative tolerance of a printed link: choices are printed to four significant figures, so a
+#: ratio of two printed values is off by up to about 1e-3 from the exact one.
+LINK_RTOL = 2e-3
+
+#: Factors a single slip multiplies a value by: a count doubled or tripled, a per-token value
+#: against a total over a few tokens, a log in another base (x ln 2, x ln 10, x log2 10).
+LINK_FACTORS: tuple[float, ...] = (2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, math.e, 1 / math.log(2),
+                                   math.log(10), math.log2(10))
+
+
+#: The tolerance between two numbers both printed exactly (integers): a reader compares their digits.
+EXACT_RTOL = 1e-12
+
+
+def printed_exactly(text: str) -> bool:
+    """Whether a choice prints its number exactly (an integer: no decimals, no power of ten).
+
+    A reader checks "exactly twice" on such numbers digit by digit, so 94,301 is not twice 47,057;
+    numbers rounded to four figures are compared to within their rounding.
+    """
+    body = plain(text)
+    return not re.search(r"[.eE]|\\times", body)
+
+
+def _near(a: float, b: float, exact: bool = False) -> bool:
+    return abs(a - b) <= (EXACT_RTOL if exact else LINK_RTOL) * max(abs(a), abs(b))
+
+
+def _near_array(a: np.ndarray, b: np.ndarray, rtol: Any = LINK_RTOL) -> np.ndarray:
+    return np.abs(a - b) <= rtol * np.maximum(np.abs(a), np.abs(b))
+
+
+def link_matrix(values: Sequence[float], exact: Sequence[bool] | None = None) -> np.ndarray:
+    """Which printed values are one simple slip apart, a reader can spot without the stem: (n, n) booleans.
+
+    The slips: a sign flip, a product with one of :data:`LINK_FACTORS` (either
+    way, either sign), a reciprocal, and exp / 2^ / 10^ of the value (a log
+    taken or undone). These are the transforms a reader who never saw the
+    question looks for to find the value every other choice derives from.
+    Computed for all pairs at once: the draw asks for it on every variant.
+    ``exact`` marks the values printed exactly (:func:`printed_exactly`): a
+    pair of them is linked only by an exact sign flip or factor.
+    """
+    v = np.asarray(values, dtype=float)
+    a, b = v[:, None], v[None, :]
+    both = np.zeros((len(v), len(v)), dtype=bool) if exact is None else np.outer(exact, exact)
+    rtol = np.where(both, EXACT_RTOL, LINK_RTOL)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        links = _near_array(a, -b, rtol) | _near_array(np.abs(a * b), np.ones_like(a * b), rtol)
+        ratio = np.abs(a / b)
+        for f in LINK_FACTORS:
+            links |= (_near_array(ratio, np.full_like(ratio, f), rtol)
+                      | _near_array(ratio, np.full_like(ratio, 1 / f), rtol))
+        small = np.abs(v) < 300
+        for base in (math.e, 2.0, 10.0):
+            raised = np.where(small, base ** np.where(small, v, 0.0), np.nan)   # base ** each value
+            up = _near_array(raised[:, None], np.broadcast_to(b, links.shape)) & (b > 0) & small[:, None]
+            links |= up | up.T
+    links &= (a != 0) & (b != 0) & ~_near_array(a, b, rtol)
+    return links
+
+
+def linked(a: float, b: float, exact: bool = False) -> bool:
+    """Whether two printed values are one simple slip apart (see :func:`link_matrix`)."""
+    return bool(link_matrix([a, b], [exact, exact])[0, 1])
+
+
+def _exactness(texts: Sequence[str]) -> list[bool]:
+    return [printed_exactly(t) for t in texts]
+
+
+def hub_player(texts: Sequence[str]) -> Pick:
+    """Pick the number linked to the most others by one slip (:func:`linked`): the "root" of the rest.
+
+    When every distractor is the key with one mistake applied, the key is
+    the one value all the others are simple transforms of.
+    """
+    values = _numbers(texts)
+    if values is None:
+        return [0.0] * len(texts)
+    degrees = [int(d) for d in link_matrix(values, _exactness(texts)).sum(axis=1)]
+    if max(degrees) == 0:
+        return [0.0] * len(texts)
+    return _argbest(texts, [float(d) for d in degrees])
+
+
+def negated(a: float, b: float, exact: bool = False) -> bool:
+    """Whether ``b`` is ``-a`` as printed (``a`` nonzero; ``exact``: both printed exactly)."""
+    return a != 0 and _near(a, -b, exact)
+
+
+def sign_majority_player(texts: Sequence[str]) -> Pick:
+    """In a pair x / -x, pick the member whose sign most of the other choices share."""
+    values = _numbers(texts)
+    if values is None:
+        return [0.0] * len(texts)
+    scores: dict[int, float] = {}
+    exact = _exactness(texts)
+    for i, v in enumerate(values):
+        partners = [j for j, w in enumerate(values) if j != i and negated(v, w, exact[i] and exact[j])]
+        if not partners:
+            continue
+        others = [w for j, w in enumerate(values) if j != i and j not in partners]
+        scores[i] = sum(1 for w in others if w * v > 0) - sum(1 for w in others if w * v < 0)
+    if not scores:
+        return [0.0] * len(texts)
+    best = max(scores.values())
+    top = [i for i, s in scores.items() if s == best]
+    return [0.0] * len(texts) if len(top) == len(scores) else _uniform_over(top, len(texts))
+
+
+def doubled(a: float, b: float, exact: bool = False) -> bool:
+    """Whether ``b`` is ``a`` counted twice (``a`` nonzero; ``exact``: both printed exactly)."""
+    return a != 0 and _near(b, 2 * a, exact)
+
+
+def half_of_double_player(texts: Sequence[str]) -> Pick:
+    """When one number is exactly twice another, pick the smaller (the double reads as counted twice)."""
+    values = _numbers(texts)
+    if values is None:
+        return [0.0] * len(texts)
+    exact = _exactness(texts)
+    return _uniform_over([i for i, v in enumerate(values)
+                          if any(doubled(v, w, exact[i] and exact[j]) for j, w in enumerate(values))], len(texts))
+
+
+#: Two numbers closer than this (relative) read as "the same count, one part missing".
+CLOSE_RTOL = 0.05
+
+
+def just_above(a: float, b: float) -> bool:
+    """Whether ``a`` is larger than ``b`` by at most :data:`CLOSE_RTOL` of itself (a part added)."""
+    return a > b and a - b <= CLOSE_RTOL * abs(a)
+
+
+def close_larger_player(texts: Sequence[str]) -> Pick:
+    """When two numbers are within :data:`CLOSE_RTOL` of each other, pick the larger (the complete count)."""
+    values = _numbers(texts)
+    if values is None:
+        return [0.0] * len(texts)
+    return _uniform_over([i for i, v in enumerate(values) if any(just_above(v, w) for w in values)], len(texts))
+
+
+def text_body(text: str) -> str:
+    """The quoted or code body of a choice, as a reader compares texts (quotes and marks dropped)."""
+    body = plain(text)
+    if len(body) >= 2 and body[0] == body[-1] and body[0] in "'\"":
+        body = body[1:-1]
+    return body
+
+
+def text_linked(a: str, b: str) -> bool:
+    """One text is the other cut short or extended at one end, or the other shifted by one character
+    or word: the windows a reader lines up to find the one the others were made from."""
+    if a == b or not a or not b:
+        return False
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    if long_.startswith(short) or long_.endswith(short):
+        return True
+    if len(a) == len(b) and (a[1:] == b[:-1] or b[1:] == a[:-1]):
+        return True
+    wa, wb = a.split(), b.split()
+    return len(wa) == len(wb) > 2 and (wa[1:] == wb[:-1] or wb[1:] == wa[:-1])
+
+
+def text_hub_player(texts: Sequence[str]) -> Pick:
+    """Pick the text linked to the most others by a truncation, extension or one-step shift."""
+    if _numbers(texts) is not None:
+        return [0.0] * len(texts)
+    bodies = [text_body(t) for t in texts]
+    degrees = [sum(1 for j, b in enumerate(bodies) if j != i and text_linked(a, b)) for i, a in enumerate(bodies)]
+    if max(degrees) == 0:
+        return [0.0] * len(texts)
+    return _argbest(texts, [float(d) for d in degrees])
+
+
+def completes(a: str, b: str) -> bool:
+    """Whether text body ``b`` is ``a`` cut short at one end (``a`` is the complete form)."""
+    return bool(b) and len(b) < len(a) and (a.startswith(b) or a.endswith(b))
+
+
+def completed_text_player(texts: Sequence[str]) -> Pick:
+    """When one text is another cut short, pick the complete one (the cut one reads as a slip)."""
+    if _numbers(texts) is not None:
+        return [0.0] * len(texts)
+    bodies = [text_body(t) for t in texts]
+    return _uniform_over([i for i, a in enumerate(bodies) if any(completes(a, b) for b in bodies)], len(texts))
+
 def _argbest(texts: Sequence[str], scores: Sequence[float]) -> Pick:
     """Uniform over the best-scoring choices; abstain when every choice ties (no cue)."""
     best = max(scores)
@@ -164,6 +363,12 @@ PLAYERS: dict[str, Callable[[Sequence[str]], Pick]] = {
     "longest": longest_player,
     "shortest": shortest_player,
     "all-none": all_none_player,
+    "hub": hub_player,
+    "sign-majority": sign_majority_player,
+    "half-of-double": half_of_double_player,
+    "close-larger": close_larger_player,
+    "text-hub": text_hub_player,
+    "completed-text": completed_text_player,
 }
 
 

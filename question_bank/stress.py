@@ -14,8 +14,9 @@ For each family, :func:`run_stress` draws ``n`` variants and, for each one:
 It then counts distinct variants (by parameters and stem), tallies where the
 correct choice lands, tests that spread for uniformity with a chi-square
 test, lets the content-blind players of :mod:`question_bank.cues` answer
-every choice question from its rendered choices alone (per sub-question),
-and times generation. A family fails when any player finds the key more
+every choice question from its rendered choices alone (per sub-question:
+value ranks, sign pairs, likeness, length, the hub of one-slip links and
+the other players of :mod:`question_bank.cues`), and times generation. A family fails when any player finds the key more
 often than chance plus the margin.
 """
 from __future__ import annotations

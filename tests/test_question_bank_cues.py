@@ -18,10 +18,11 @@ CUE_N, CUE_SEED = 200, 99
 
 #: Sub-questions whose choices still give the key away. Each is an expected failure, strict, so
 #: fixing one turns its test into an error until it leaves this list. What is left is the printed
-#: length of a number: a key printed in the common four-figure form ties with most distractors
-#: for the shortest (fine-tune-objective, uniform-baseline perplexity); no catalogued mistake is
-#: printed shorter.
-STILL_CUED = {"fine-tune-objective", "uniform-baseline/perplexity"}
+#: length of a number: the uniform baseline's perplexity key V, an integer of four or five digits,
+#: is the shortest choice or ties for it far more often than one time in four; the mistakes above
+#: it are powers printed in scientific notation (2^(ln V), 10^(ln V)), those below it (ln V,
+#: log2 V) print in four figures, and few catalogued mistakes print shorter.
+STILL_CUED = {"uniform-baseline/perplexity"}
 
 
 @lru_cache(maxsize=None)
@@ -77,3 +78,63 @@ def test_a_played_place_gets_no_more_than_chance_when_some_place_is_out_of_reach
     assert target.sum() == pytest.approx(1.0) and target[1] == target[2] == pytest.approx(0.375)
     # the value order plays every rank, so the reached ranks share evenly
     assert place_target(reached, PLAYED_PLACES[0]) == pytest.approx([1 / 3, 1 / 3, 1 / 3, 0])
+
+
+def _tally(texts_per_variant, sub=""):
+    tally = CueTally()
+    for texts in texts_per_variant:
+        tally.add(sub, {"choices": [{"text": t, "correct": i == 0} for i, t in enumerate(texts)]})
+    return {(s, player) for s, player, _ in tally.cues()}
+
+
+def test_the_hub_player_finds_a_key_every_distractor_is_one_slip_of():
+    """Each distractor the key with one slip (sign, bits, per-token): the key is the one value linked
+    to all; with a wrong value's own slips among the choices, it is not."""
+    import math
+    hub_sets, mixed_sets = [], []
+    for k in range(40):
+        x = 0.3 + 0.037 * k
+        hub_sets.append([f"${x:.4g}$", f"${-x:.4g}$", f"${x / math.log(2):.4g}$", f"${x / 4:.4g}$"])
+        # per-token in bits: one slip from the per-token value and from the bits value, not from the key
+        mixed_sets.append([f"${x:.4g}$", f"${x / 4:.4g}$", f"${x / (4 * math.log(2)):.4g}$",
+                           f"${-x / (4 * math.log(2)):.4g}$"])
+    assert ("", "hub") in _tally(hub_sets)
+    assert ("", "hub") not in _tally(mixed_sets)
+
+
+def test_group_players_find_the_half_the_larger_and_the_complete_text():
+    halves = [[f"${n * 10}$", f"${n * 20}$", f"${n * 7 + 3}$", f"${n * 13 + 1}$"] for n in range(1, 41)]
+    close = [[f"${n * 1000 + 64}$", f"${n * 1000}$", f"${n * 3000}$", f"${n * 7}$"] for n in range(1, 41)]
+    texts = [[f"`'abc{n}x'`", f"`'abc{n}'`", f"`'zq{n}yy'`", f"`'kk{n}pp'`"] for n in range(40)]
+    signs = [[f"${n + 1.5}$", f"${-(n + 1.5)}$", f"${n + 7.25}$", f"${n + 9.75}$"] for n in range(40)]
+    assert ("", "half-of-double") in _tally(halves)
+    assert ("", "close-larger") in _tally(close)
+    assert ("", "completed-text") in _tally(texts)
+    assert ("", "sign-majority") in _tally(signs)
+
+
+def test_the_draw_sees_the_group_players_as_the_cue_players_play_them():
+    """The balance's group-player hits, computed for every candidate set at once, equal the share
+    the same-named player of cues puts on the key."""
+    import numpy as np
+
+    from question_bank.choice_balance import _Features, candidate_sets
+    from question_bank.cues import (close_larger_player, completed_text_player, half_of_double_player,
+                                    sign_majority_player, sign_pair_player)
+    numeric = ["$120$", "$-120$", "$240$", "$60$", "$-60$", "$124$", "$7$", "$-240$", "$118$"]
+    textual = ["`'the bay'`", "`'the ba'`", "`' the ba'`", "`'he bay'`", "`'he ba'`", "`'e bay w'`"]
+    for texts, players in ((numeric, (sign_pair_player, half_of_double_player, close_larger_player,
+                                      sign_majority_player)),
+                           (textual, (completed_text_player,))):
+        features = _Features(texts)
+        sets = candidate_sets(len(texts) - 1, 3, lambda a, b: True)
+        members = np.array([[0, *(i + 1 for i in s)] for s in sets])
+        hits = features.pick_hits(members)
+        order = {sign_pair_player: 0, half_of_double_player: 1, close_larger_player: 2,
+                 completed_text_player: 3, sign_majority_player: 4}
+        for player in players:
+            hit, applies = hits[order[player]]
+            for row, m in enumerate(members):
+                pick = player([texts[i] for i in m])
+                assert applies[row] == (sum(pick) > 0), (player.__name__, [texts[i] for i in m])
+                assert hit[row] == pytest.approx(pick[0]), (player.__name__, [texts[i] for i in m])

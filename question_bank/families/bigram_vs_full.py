@@ -62,6 +62,12 @@ register_sign_slips("bigram-vs-full", MISTAKES, "log_ratio/inverted",
 
 #: Both ends counted twice: a probability smaller than the key's by two factors, so the key (a
 #: small product printed with many digits) is not the longest, smallest-looking choice.
+#: The per-token difference in another base too: one slip from a wrong value as well as from the
+#: key, so the key is not the one choice every other is one slip away from (the hub player).
+register_double_mistakes("bigram-vs-full", MISTAKES, [
+    ("log_ratio/per-token", "log_ratio/bits", "(ln P_full - ln P_bigram) / (n ln 2)",
+     lambda f: f["log_ratio"] / (f["n"] * math.log(2))),
+])
 register_double_mistakes("bigram-vs-full", MISTAKES, [
     ("bigram_probability/first-twice", "bigram_probability/last-twice", "P_bigram * p_1 * p_n",
      lambda f: f["p_bigram"] * f["bigram"][0] * f["bigram"][-1]),
@@ -71,7 +77,7 @@ register_double_mistakes("bigram-vs-full", MISTAKES, [
 @register_family
 class BigramVsFull(Family):
     name = "bigram-vs-full"
-    version = 6  # v6: the draw caps the shortest/longest/most-alike place at chance
+    version = 7  # v7: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Bigram approximation against the full history"
     summary = "Score a sentence with full-history and bigram conditionals; compare the two products."
     tags = ("chain-rule", "n-gram", "likelihood")

@@ -9,7 +9,7 @@ from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.errors import Redraw
 from question_bank.families._common import check_equal, int_answer
-from question_bank.mistakes import register_mistakes, wrong_options
+from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Answer, Draft, Option
 from solutions import causal_mask
@@ -50,10 +50,26 @@ MISTAKES = register_mistakes("causal-mask", [
 ])
 
 
+#: Wrong counts doubled too (both triangles, or ordered pairs): the key is then not the only
+#: value whose double is a choice (the half-of-double player), nor the one every other count is
+#: one slip away from (the hub player).
+register_double_mistakes("causal-mask", MISTAKES, [
+    ("blocked_count/fence-post", "blocked_count/both-triangles", "(T-1)(T-2)",
+     lambda f: (f["T"] - 1) * (f["T"] - 2)),
+    ("blocked_count/allowed", "blocked_count/both-triangles", "T(T+1)", lambda f: f["T"] * (f["T"] + 1)),
+    # one more count below the key, which has only two single mistakes below it (the 3rd-smallest player)
+    ("blocked_count/first-query", "blocked_count/fence-post", "T-2", lambda f: f["T"] - 2),
+    ("allowed_count/blocked", "allowed_count/ordered-twice", "T(T-1)", lambda f: f["T"] * (f["T"] - 1)),
+    ("allowed_count/fence-post", "allowed_count/ordered-twice", "(T+1)(T+2)",
+     lambda f: (f["T"] + 1) * (f["T"] + 2)),
+    ("allowed_count/fence-post-diagonal", "allowed_count/ordered-twice", "(T-1)(T-2)",
+     lambda f: (f["T"] - 1) * (f["T"] - 2)),
+])
+
 @register_family
 class CausalMask(Family):
     name = "causal-mask"
-    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
+    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Allowed and blocked pairs of a causal mask"
     summary = "Count blocked or allowed query-key pairs for T positions, or pick the blocked pairs."
     tags = ("attention", "causal-mask")

@@ -75,11 +75,24 @@ register_double_mistakes("chain-rule-joint", MISTAKES, [
      lambda f: f["joint"] * f["probs"][0] * f["probs"][-1]),
 ])
 
+#: Wrong values in another base too: each is one slip from a wrong value as well as from the key,
+#: so the key is not the one choice every other choice is one slip away from (the hub player).
+register_double_mistakes("chain-rule-joint", MISTAKES, [
+    ("log/mean", "log/log2", "ln P / (n ln 2)", lambda f: f["log_p"] / (f["n"] * math.log(2))),
+    ("log/mean", "log/log10", "ln P / (n ln 10)", lambda f: f["log_p"] / (f["n"] * math.log(10))),
+    ("log/first-dropped", "log/log2", "(ln P - ln p_1) / ln 2",
+     lambda f: (f["log_p"] - math.log(f["probs"][0])) / math.log(2)),
+    ("log/first-twice", "log/log2", "(ln P + ln p_1) / ln 2",
+     lambda f: (f["log_p"] + math.log(f["probs"][0])) / math.log(2)),
+    ("log/first-twice", "log/log10", "(ln P + ln p_1) / ln 10",
+     lambda f: (f["log_p"] + math.log(f["probs"][0])) / math.log(10)),
+])
+
 
 @register_family
 class ChainRuleJoint(Family):
     name = "chain-rule-joint"
-    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
+    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Joint probability by the chain rule"
     summary = "Multiply next-token conditionals into a sequence probability, or sum their logs."
     tags = ("chain-rule", "likelihood")

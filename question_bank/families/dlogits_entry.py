@@ -38,7 +38,7 @@ register_sign_slips("dlogits-entry", MISTAKES, "negated",
 @register_family
 class DlogitsEntry(Family):
     name = "dlogits-entry"
-    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
+    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "An entry of the loss gradient"
     summary = "Compute one entry of dlogits = (softmax(logits) - onehot(target)) / N."
     tags = ("gradient", "cross-entropy")

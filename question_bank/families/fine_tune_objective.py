@@ -43,7 +43,7 @@ register_sign_slips("fine-tune-objective", MISTAKES, "other-sign",
 @register_family
 class FineTuneObjective(Family):
     name = "fine-tune-objective"
-    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
+    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "GPT-1's combined fine-tuning objective"
     summary = "Evaluate L3 = L2 + lambda*L1 (or the loss -L3) from label and token log-likelihoods."
     tags = ("fine-tuning", "gpt-1", "likelihood")

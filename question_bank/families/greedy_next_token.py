@@ -44,7 +44,7 @@ MISTAKES = register_mistakes("greedy-next-token", [
 @register_family
 class GreedyNextToken(Family):
     name = "greedy-next-token"
-    version = 4  # v4: distractors drawn so the key's place in every visible order is near uniform
+    version = 5  # v5: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Greedy next token"
     summary = "Pick the greedy next word from hidden states and W_head: argmax of the last position's logits."
     tags = ("decoding", "lm-head")

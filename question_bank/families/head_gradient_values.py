@@ -107,7 +107,7 @@ register_sign_slips("head-gradient-values", MISTAKES, "dW_head/negated",
 @register_family
 class HeadGradientValues(Family):
     name = "head-gradient-values"
-    version = 1
+    version = 2  # v2: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "The head's gradient: a dlogits row, db_head and dW_head"
     summary = "A full row of dlogits, an entry of db_head (summed over positions) or of dW_head (h^T @ dlogits)."
     tags = ("gradient", "lm-head", "cross-entropy")

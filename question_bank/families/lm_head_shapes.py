@@ -166,7 +166,7 @@ MISTAKES = register_mistakes("lm-head-shapes", [
 @register_family
 class LmHeadShapes(Family):
     name = "lm-head-shapes"
-    version = 5  # v5: time-major (T, B, ...) distractors; the draw caps a played place at chance
+    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Shapes through the LM head"
     summary = "Shape of hidden, W_head, b_head, logits or a gradient for random B, T, C, V."
     tags = ("shapes", "lm-head", "gradient")

@@ -77,10 +77,20 @@ register_double_mistakes("merges-vs-vocab", MISTAKES, [
      lambda f: 2 * f["base"] + 2 * f["merges"] + f["specials"]),
 ])
 
+#: Wrong tables counted twice too: the key is then not the only count whose double is a choice
+#: (the half-of-double player, who reads the double as the tied table counted twice); and one
+#: more count of merges below the key, whose single mistakes mostly lie above it (the smallest player).
+register_double_mistakes("merges-vs-vocab", MISTAKES, [
+    ("merges_needed/base-twice", "merges_needed/no-specials", "vocab - 2*base",
+     lambda f: f["vocab"] - 2 * f["base"]),
+    ("embedding_params/two-tables", "embedding_params/no-specials", "2*(base + merges)*d",
+     lambda f: 2 * (f["base"] + f["merges"]) * f["n_embd"]),
+])
+
 @register_family
 class MergesVsVocab(Family):
     name = "merges-vs-vocab"
-    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
+    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "BPE merges and vocabulary size"
     summary = "Relate BPE merges, base alphabet and special tokens to vocabulary size and embedding parameters."
     tags = ("tokenization", "parameters")

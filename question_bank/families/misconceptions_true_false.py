@@ -133,7 +133,7 @@ WITNESSES: dict[str, Callable[[], bool]] = {
 @register_family
 class MisconceptionsTrueFalse(Family):
     name = "misconceptions-true-false"
-    version = 2  # v2: every known mistake stored, labels from the mistake registry, grouped numbers
+    version = 3  # v3: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "True or false?"
     summary = "Decide whether a statement about LM heads, losses or GPT-1 is true; each explains a misconception."
     tags = ("misconceptions", "concepts")

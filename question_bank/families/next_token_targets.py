@@ -8,7 +8,7 @@ import numpy as np
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import BASE_TEXT, check_equal, correct_choices
-from question_bank.mistakes import register_mistakes, wrong_options
+from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Answer, Draft
 from solutions import build_vocab, decode, encode, next_token_batch
@@ -27,13 +27,29 @@ MISTAKES = register_mistakes("next-token-targets", [
     ("one-short", "one-fewer-target", "data[i+1 : i+T]",
      lambda f: f["passage"][f["offset"] + 1:f["offset"] + f["block_size"]],
      "That has only {fewer} targets; each of the {block_size} input positions has one."),
+    ("one-extra", "positions-off-by-one", "data[i+1 : i+T+2]",
+     lambda f: f["passage"][f["offset"] + 1:f["offset"] + f["block_size"] + 2],
+     "That has {more} targets; each of the {block_size} input positions has exactly one."),
 ])
 
+
+#: The wrong windows cut short or run long too: the key is then not the only window whose one-short
+#: copy is a choice (the completed-text player picks the full form of a truncated text), nor the
+#: only window of full length (the longest player).
+register_double_mistakes("next-token-targets", MISTAKES, [
+    ("inputs", "one-short", "data[i : i+T-1]",
+     lambda f: f["passage"][f["offset"]:f["offset"] + f["block_size"] - 1]),
+    ("shifted-back", "one-short", "data[i-1 : i+T-2]",
+     lambda f: f["passage"][f["offset"] - 1:f["offset"] + f["block_size"] - 2]),
+    # the input and its target window read as one chunk: the key is then not the only long text
+    ("inputs", "one-extra", "data[i : i+T+1]",
+     lambda f: f["passage"][f["offset"]:f["offset"] + f["block_size"] + 1]),
+])
 
 @register_family
 class NextTokenTargets(Family):
     name = "next-token-targets"
-    version = 4  # v4: distractors drawn so the key's place in every visible order is near uniform
+    version = 5  # v5: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Next-token targets"
     summary = "Given a passage, an offset and block_size, pick the target string y of a character batch row."
     tags = ("targets", "alignment", "data")
@@ -63,7 +79,7 @@ class NextTokenTargets(Family):
                      mistakes=wrong)
 
     def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
-        return {**parameters, "fewer": parameters["block_size"] - 1}
+        return {**parameters, "fewer": parameters["block_size"] - 1, "more": parameters["block_size"] + 1}
 
     def check(self, variant: dict[str, Any]) -> list[str]:
         p = variant["parameters"]

@@ -8,7 +8,7 @@ import numpy as np
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import check_equal, enumerate_param_counts, int_answer
-from question_bank.mistakes import register_mistakes, wrong_options
+from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import gpt_param_count
@@ -123,10 +123,22 @@ def mistake_names(component: str, tied: bool) -> list[str]:
     return names
 
 
+#: Wrong counts that also leave out a small part (the biases, the position table): each sits just
+#: below another wrong count, so the key is not the only choice a little above another one (the
+#: close-larger player, who reads the smaller of two close counts as the one missing a part).
+register_double_mistakes("param-count", MISTAKES, [
+    ("attention/one-block", "attention/no-biases", "4d^2", lambda f: 4 * f["d"] ** 2),
+    ("attention/no-output-projection", "attention/no-biases", "L*3d^2", lambda f: f["L"] * 3 * f["d"] ** 2),
+    ("ffn/one-block", "ffn/no-biases", "2df", lambda f: 2 * f["d"] * f["f"]),
+    ("ffn/width-d", "ffn/no-biases", "L*2d^2", lambda f: f["L"] * 2 * f["d"] ** 2),
+    ("embeddings/per-block", "embeddings/no-position-table", "L*V*d", lambda f: f["L"] * f["V"] * f["d"]),
+    ("embeddings/token-table-twice", "embeddings/no-position-table", "2V*d", lambda f: 2 * f["V"] * f["d"]),
+])
+
 @register_family
 class ParamCount(Family):
     name = "param-count"
-    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
+    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "GPT parameter count"
     summary = "Count a GPT's parameters (total or one component) for a random configuration, tied or untied."
     tags = ("parameters", "gpt-1")

@@ -88,7 +88,7 @@ register_sign_slips("perplexity-cross-entropy", MISTAKES, "nats_from_ppl/negated
 @register_family
 class PerplexityCrossEntropy(Family):
     name = "perplexity-cross-entropy"
-    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
+    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Perplexity and mean cross-entropy"
     summary = "Convert a mean cross-entropy (nats or bits) into a perplexity, or a perplexity into one."
     tags = ("perplexity", "cross-entropy", "units")

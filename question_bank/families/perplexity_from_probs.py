@@ -43,7 +43,7 @@ MISTAKES = register_mistakes("perplexity-from-probs", [
 @register_family
 class PerplexityFromProbs(Family):
     name = "perplexity-from-probs"
-    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
+    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Perplexity from token probabilities"
     summary = "Turn the probabilities given to N scored tokens into a perplexity, exp(mean NLL)."
     tags = ("perplexity",)

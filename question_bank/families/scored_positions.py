@@ -54,7 +54,7 @@ MISTAKES = register_mistakes("scored-positions", [
 @register_family
 class ScoredPositions(Family):
     name = "scored-positions"
-    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
+    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Scored positions with padding"
     summary = "Count the positions a padded batch scores: each sequence of L tokens gives L-1 predictions."
     tags = ("targets", "padding", "cross-entropy")

@@ -9,7 +9,7 @@ import numpy as np
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import LN2, check_close, float_answer, plain_mean_cross_entropy
-from question_bank.mistakes import register_mistakes, wrong_options
+from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import cross_entropy_loss, softmax
@@ -48,11 +48,24 @@ MISTAKES = register_mistakes("shifted-cross-entropy", [
      "That divides by all T = {T} tokens; only the {scored} positions with a next token are scored."),
 ])
 
+#: Wrong values in bits or summed too: each is one slip from a wrong value as well as from the key,
+#: so the key is not the one choice every other is one slip away from (the hub player), nor the
+#: only half of a doubled value (a sum over two positions).
+register_double_mistakes("shifted-cross-entropy", MISTAKES, [
+    ("sum", "bits", "sum of the T-1 terms / ln 2", lambda f: f["loss"] * (f["T"] - 1) / LN2),
+    ("sum", "log10", "sum of the T-1 terms / ln 10", lambda f: f["loss"] * (f["T"] - 1) / math.log(10)),
+    ("unshifted", "bits", "mean CE of z[t] against x[t], / ln 2", lambda f: _mean_ce(f["z"][:-1], f["x"][:-1]) / LN2),
+    ("unshifted", "sum", "sum of CE of z[t] against x[t]",
+     lambda f: _mean_ce(f["z"][:-1], f["x"][:-1]) * (f["T"] - 1)),
+    ("shifted-back", "bits", "mean CE of z[t] against x[t-1], / ln 2", lambda f: _mean_ce(f["z"][1:], f["x"][:-1]) / LN2),
+    ("mean-over-T", "bits", "sum / (T ln 2)", lambda f: f["loss"] * (f["T"] - 1) / (f["T"] * LN2)),
+])
+
 
 @register_family
 class ShiftedCrossEntropy(Family):
     name = "shifted-cross-entropy"
-    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
+    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Cross-entropy with shifted targets"
     summary = "Mean next-token cross-entropy of a small logits table: position t is scored on token t+1."
     tags = ("cross-entropy", "alignment")

@@ -127,7 +127,7 @@ def _vector(values: Sequence[float]) -> str:
 @register_family
 class SoftmaxValues(Family):
     name = "softmax-values"
-    version = 1
+    version = 2  # v2: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Softmax: values, shifts and masks"
     summary = "A softmax probability from logits with a bias, after shifting every logit, or under a causal mask."
     tags = ("softmax", "lm-head", "attention")

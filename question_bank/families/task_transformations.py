@@ -154,7 +154,7 @@ def options_for(task: str, k: int) -> list[tuple[dict[str, Any], str | None, str
 @register_family
 class TaskTransformations(Family):
     name = "task-transformations"
-    version = 4  # v4: the entailment order is explained as GPT-1's convention, not a necessity
+    version = 5  # v5: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "GPT-1 task input transformations"
     summary = "Pick GPT-1's input transformation for classification, entailment, similarity or multiple choice."
     tags = ("fine-tuning", "gpt-1")

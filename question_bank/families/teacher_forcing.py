@@ -70,7 +70,7 @@ register_double_mistakes("teacher-forcing", MISTAKES, [
 @register_family
 class TeacherForcing(Family):
     name = "teacher-forcing"
-    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
+    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Teacher forcing and generation"
     summary = "What the model reads at a position in teacher-forced training, or at a step of generation."
     tags = ("training", "decoding", "alignment")

@@ -32,6 +32,10 @@ EXPRESSIONS = (
      "transposed for the inner sizes to match."),
     ("softmax(E.T @ hidden)", "softmax-in-head", "That would return probabilities, and the hidden states go "
      "on the left: (..., C) @ (C, V)."),
+    # A transpose on the wrong operand: "E @ hidden" cut short is then not only the key's
+    # truncation ("hidden @ E"), so the complete form of a cut text is not always the key.
+    ("E @ hidden.T", "operand-order", "That transposes the hidden states instead of E, and puts them on "
+     "the right: the head is `hidden @ E.T`, (..., C) @ (C, V)."),
 )
 
 
@@ -99,7 +103,7 @@ class _RecordingProbe(ShapeProbe):
 @register_family
 class TiedWeights(Family):
     name = "tied-weights"
-    version = 5  # v5: the draw caps the shortest/longest/most-alike place at chance
+    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "A head tied to the token embedding"
     summary = "Tied head: the transpose of E, the logits' shape, the parameters untying adds, the expression."
     tags = ("shapes", "weight-tying", "parameters")

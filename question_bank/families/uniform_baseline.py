@@ -9,7 +9,7 @@ import numpy as np
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import LN2, check_close, float_answer
-from question_bank.mistakes import register_mistakes, wrong_options
+from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import build_vocab, cross_entropy_loss, perplexity_from_loss
@@ -77,10 +77,18 @@ _CORRECT = {
 }
 
 
+#: Wrong values in nats too: each is one slip from a wrong value as well as from the key, so the
+#: key (log2 V) is not the one choice every other is one slip away from (the hub player).
+register_double_mistakes("uniform-baseline", MISTAKES, [
+    ("loss_bits/one-term", "loss_bits/nats", "(ln V)/V", lambda f: math.log(f["vocab_size"]) / f["vocab_size"]),
+    ("loss_bits/unweighted-sum", "loss_bits/nats", "V ln V",
+     lambda f: f["vocab_size"] * math.log(f["vocab_size"])),
+])
+
 @register_family
 class UniformBaseline(Family):
     name = "uniform-baseline"
-    version = 5  # v5: the expected number of guesses (V + 1)/2 as a perplexity distractor
+    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "The uniform baseline"
     summary = "Loss (nats or bits) or perplexity of a model whose logits are all equal: ln V and V."
     tags = ("cross-entropy", "baseline", "perplexity")
