@@ -85,8 +85,14 @@ class _Features:
         return rel
 
     def order_scores(self, members: np.ndarray) -> list[np.ndarray | None]:
-        """:meth:`orders` for many sets at once: ``members`` is (sets, texts), each row the key (0)
-        then the set's texts; each order's scores come back as a (sets, texts) array."""
+        """Each visible order's scores, for many sets at once; None where an order does not apply.
+
+        ``members`` is (sets, texts), each row the key (0) then the set's texts;
+        each order's scores come back as a (sets, texts) array. The orders: the
+        printed value (smallest ... largest), the printed length, how alike a
+        text is to the others, how close a value is to the others on a signed
+        log scale, and how many of the others a choice is one slip away from.
+        """
         like = np.array(self.likeness)
         alike = like[members[:, :, None], members[:, None, :]].sum(axis=2)
         lengths = np.array(self.lengths)[members]
@@ -112,23 +118,8 @@ class _Features:
                     if self.values is not None else (np.zeros(len(members)), np.zeros(len(members), dtype=bool)))
         return hits
 
-    def orders(self, members: Sequence[int]) -> list[list[float] | None]:
-        """Each visible order's scores for the texts ``members`` (the key first); None where it does not apply.
 
-        The orders: the printed value (smallest ... largest), the printed
-        length, how alike a text is to the others, and how close a value is
-        to the others on a signed log scale.
-        """
-        alike = [sum(self.likeness[i][j] for j in members if j != i) for i in members]
-        lengths = [self.lengths[i] for i in members]
-        if self.values is None or self.scaled is None:
-            return [None, lengths, alike, None]
-        scaled = self.scaled
-        central = [-sum(abs(scaled[i] - scaled[j]) for j in members) for i in members]
-        return [[self.values[i] for i in members], lengths, alike, central]
-
-
-#: Per order of :meth:`_Features.orders`, the places of the key a content-blind player picks
+#: Per order of :meth:`_Features.order_scores`, the places of the key a content-blind player picks
 #: (0: below all the others, -1: above all the others; ``None``: every place, as for the value,
 #: where the 1st, 2nd and 3rd smallest and the largest are each a player's pick).
 PLAYED_PLACES: tuple[tuple[int, ...] | None, ...] = (
@@ -188,12 +179,15 @@ def place_target(reached: np.ndarray, played: tuple[int, ...] | None) -> np.ndar
     return target
 
 
-def _same(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+def _same_as(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Whether ``a`` and ``b`` are the same number, entry by entry: ``math.isclose`` at 1e-12 (its
+    symmetric test, not ``np.isclose``'s)."""
+    return np.abs(a - b) <= np.maximum(1e-12 * np.maximum(np.abs(a), np.abs(b)), 1e-12)
 
 
-def place_weights(scores: Sequence[float], width: int, strict: bool = False) -> np.ndarray:
-    """The key's place in one order as weights over places ``0 .. width`` (others below the key).
+def place_table(scores: np.ndarray, strict: bool = False) -> np.ndarray:
+    """The key's place in one order, for many sets at once: ``scores`` is (sets, texts), the key first
+    in each row; returns (sets, texts) weights over the key's places ``0 .. width`` (others below it).
 
     Without ties the key has one place. With ties the key is equally likely
     at each place of the tied range, as in a random tie-break: a reader who
@@ -203,25 +197,6 @@ def place_weights(scores: Sequence[float], width: int, strict: bool = False) -> 
     with ``strict`` (a rank among numbers, which two equal numbers leave
     undefined) any tie at all shows nothing.
     """
-    weights = np.zeros(width + 1)
-    if all(_same(s, scores[0]) for s in scores) or (
-            strict and any(_same(a, b) for a, b in itertools.combinations(scores, 2))):
-        return weights
-    key = scores[0]
-    below = sum(1 for s in scores[1:] if s < key and not _same(s, key))
-    ties = sum(1 for s in scores[1:] if _same(s, key))
-    weights[below:below + ties + 1] = 1.0 / (ties + 1)
-    return weights
-
-
-def _same_as(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """:func:`_same` entry by entry (``math.isclose``'s symmetric test, not ``np.isclose``'s)."""
-    return np.abs(a - b) <= np.maximum(1e-12 * np.maximum(np.abs(a), np.abs(b)), 1e-12)
-
-
-def place_table(scores: np.ndarray, strict: bool = False) -> np.ndarray:
-    """:func:`place_weights` for many sets at once: ``scores`` is (sets, texts), the key first in each
-    row; returns (sets, texts) weights over the key's places."""
     count, width = scores.shape[0], scores.shape[1] - 1
     key, others = scores[:, :1], scores[:, 1:]
     tied = _same_as(others, key)
@@ -332,5 +307,4 @@ def candidate_sets(n: int, k: int, compatible: Callable[[int, int], bool]) -> li
             if all(ok[pair] for pair in itertools.combinations(combo, 2))]
 
 
-__all__ = ["MAX_POOL", "PLAYED_PLACES", "balanced_subset", "candidate_sets", "place_table", "place_target",
-           "place_weights"]
+__all__ = ["MAX_POOL", "PLAYED_PLACES", "balanced_subset", "candidate_sets", "place_table", "place_target"]
