@@ -403,11 +403,11 @@ def zero_positions_feedback(function: str, make_args: Callable[[], tuple], stude
     catalogue = _active_catalogue.get()
     if catalogue is None or call_student is None or not not_finite(student_output):
         return ""
-    reference = catalogue.reference(function)
-    run = _run(reference, make_args, fingerprint(tuple(make_args())))
+    reference, args = catalogue.reference(function), tuple(make_args())
+    run = _run(reference, make_args, fingerprint(args))
     if run is None:
         return ""
-    return zeros_feedback(parameters_of(reference), tuple(make_args()), student_output, run[0], call_student) or ""
+    return zeros_feedback(parameters_of(reference), args, student_output, run[0], call_student) or ""
 
 
 #: How much one entry of the paired arrays is scaled by in the entry-by-entry probe, and the size

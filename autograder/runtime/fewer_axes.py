@@ -47,27 +47,34 @@ def merged_leading_axes(args: tuple) -> tuple[tuple, tuple[int, ...], tuple[int,
     return tuple(merged), first.shape, new.shape
 
 
+def _named(parameters: list[str], args: tuple, shape: tuple[int, ...]) -> str:
+    """The first argument of ``shape`` as the sentences name it (its parameter's name as code)."""
+    index = next(i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.shape == shape)
+    return code(parameters[index]) if index < len(parameters) else f"argument {index + 1}"
+
+
+def _axes(count: int) -> str:
+    return f"{count} ax{'is' if count == 1 else 'es'}"
+
+
 def fewer_axes_feedback(name: str, parameters: list[str], args: tuple,
-                        call_student: Callable[[tuple], Any]) -> str:
+                        call_student: Callable[..., Any]) -> str:
     """'' or a paragraph: ``name`` raised on ``args`` but returns on the same values with their
-    first two axes merged (one call of the student's function on the argument tuple it is given,
+    first two axes merged (one call ``call_student(*arguments)`` of the student's function,
     sandboxed where the test's was)."""
     found = merged_leading_axes(args)
     if found is None:
         return ""
     merged, before, after = found
     try:
-        call_student(merged)
+        call_student(*merged)
     except Exception:        # raising there too: the number of axes is not what breaks it
         return ""
-    index = next(i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.shape == before)
-    which = code(parameters[index]) if index < len(parameters) else f"argument {index + 1}"
-    return (f"`{name}` raises on this {which} of shape {before} ({len(before)} axes), but returns on the "
-            f"same values with the first two axes merged into one, shape {after} ({len(after)} "
-            f"ax{'is' if len(after) == 1 else 'es'}): somewhere it counts on its input having "
-            f"{len(after)} ax{'is' if len(after) == 1 else 'es'} (a fixed reshape, one index per row, a "
-            "check of `ndim`). Take axes from the input instead, such as `axis=-1` with `keepdims=True`, "
-            "and index with `...`.")
+    return (f"`{name}` raises on this {_named(parameters, args, before)} of shape {before} ({_axes(len(before))}), "
+            f"but returns on the same values with the first two axes merged into one, shape {after} "
+            f"({_axes(len(after))}): somewhere it counts on its input having {_axes(len(after))} (a fixed "
+            "reshape, one index per row, a check of `ndim`). Take axes from the input instead, such as "
+            "`axis=-1` with `keepdims=True`, and index with `...`.")
 
 
 def _unmerged(value: Any, lead: tuple[int, int]) -> Any:
@@ -96,9 +103,7 @@ def right_with_fewer_axes(name: str, parameters: list[str], args: tuple, student
         return None
     if not same(_unmerged(out, before[:2]), right):
         return None
-    index = next(i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.shape == before)
-    which = code(parameters[index]) if index < len(parameters) else f"argument {index + 1}"
-    axes = f"{len(after)} ax{'is' if len(after) == 1 else 'es'}"
+    which, axes = _named(parameters, args, before), _axes(len(after))
     return (f"`{name}` gives the right result on the same values with the first two axes of {which} merged "
             f"into one (shape {after} instead of {before}), but not on these: it is right for inputs of "
             f"{axes}, not {len(before)}. Look for what counts on {axes} (a fixed `axis=`, a reshape, a check "

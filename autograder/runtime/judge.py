@@ -195,7 +195,7 @@ def _error_hints(fn: Callable, isolated: Callable | None, name: str, args: tuple
     ids = out_of_range_ids_feedback(name, call_student, args)
     parameters = _param_names(fn, len(args))
     # A cause read from the message is replaced where a probe found the cause for certain.
-    found = [fewer_axes_feedback(name, parameters, args, call_student),
+    found = [fewer_axes_feedback(name, parameters, args, again),
              ids or cause_of(said, parameters, args),
              transposed_argument_feedback(name, call_student, args), numbers_note(name)]
     return "".join("\n\n" + part for part in found if part)

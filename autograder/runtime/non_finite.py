@@ -28,7 +28,7 @@ def not_finite(value: Any) -> bool:
     return bool(array.size) and not bool(np.isfinite(array).all())
 
 
-def zeros_together(parameters: list[str], args: tuple) -> tuple[list[int], np.ndarray] | None:
+def zeros_together(args: tuple) -> tuple[list[int], np.ndarray] | None:
     """The float array arguments of one shape (two or more) and the positions where all of them are
     0; None when there are fewer than two such arrays or no such position."""
     arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype.kind == "f" and a.size]
@@ -40,12 +40,12 @@ def zeros_together(parameters: list[str], args: tuple) -> tuple[list[int], np.nd
 
 def zeros_feedback(parameters: list[str], args: tuple, student_output: Any, right: Any,
                    call_student: Callable[..., Any] | None) -> str | None:
-    """'' or None, or a sentence: the student's result is not finite (the right one is) because of the
+    """None, or a sentence: the student's result is not finite (the right one is) because of the
     positions where every float array argument is 0, shown by the result being finite once those
     entries are 1 (one more call of the student's function)."""
     if call_student is None or not not_finite(student_output) or not_finite(right):
         return None
-    found = zeros_together(parameters, args)
+    found = zeros_together(args)
     if found is None:
         return None
     arrays, both = found
@@ -61,6 +61,7 @@ def zeros_feedback(parameters: list[str], args: tuple, student_output: Any, righ
         return None
     names = " and ".join(code(parameters[i]) if i < len(parameters) else f"argument {i + 1}" for i in arrays)
     count = int(both.sum())
+    every = "both" if len(arrays) == 2 else "all"
     return (f"Your result is not finite because of the {count} position{'s' if count > 1 else ''} where "
-            f"{names} are {'both' if len(arrays) == 2 else 'all'} 0: with those entries set to 1 it is finite. There a ratio is 0/0 or a log "
+            f"{names} are {every} 0: with those entries set to 1 it is finite. There a ratio is 0/0 or a log "
             "is of 0: guard that case as this function's definition in the notebook does.")
