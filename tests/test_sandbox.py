@@ -1074,6 +1074,28 @@ def test_the_reach_probe_fails_closed_through_links_and_past_its_budget(tmp_path
         shutil.rmtree(public)
 
 
+def test_the_cleanup_lists_every_world_writable_folder_a_stranger_can_reach_and_none_it_cannot(tmp_path):
+    """A stranger (a uid with no groups) can write in a world-writable folder only through folders it
+    may search: those are listed, a world-writable folder under a 0700 one is not (and the walk does
+    not enter the 0700 folder at all, which is what keeps it short)."""
+    from autograder.runtime.sandbox.reach import writable_below
+
+    open_path = tmp_path / "open" / "deeper"
+    open_path.mkdir(parents=True)
+    (tmp_path / "open").chmod(0o711)          # searchable by others, not listable: still reachable
+    shared = open_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    closed = tmp_path / "closed"
+    hidden = closed / "tmp"
+    hidden.mkdir(parents=True)
+    hidden.chmod(0o1777)
+    closed.chmod(0o700)
+    found = writable_below(str(tmp_path))
+    assert str(shared) in found
+    assert str(hidden) not in found and not any(p.startswith(str(closed) + "/") for p in found)
+
+
 @pytest.mark.parametrize("level", _levels("bwrap"))
 def test_the_session_reports_the_notebook_level_numbers_each_function_reads(level):
     code = """

@@ -132,7 +132,7 @@ _writable_lock = threading.Lock()
 
 
 def world_writable_dirs() -> tuple[str, ...]:
-    """Every world-writable directory of this machine (scanned once per process).
+    """Every world-writable directory a stranger can reach on this machine (scanned once per process).
 
     A uid with no groups can write only there, and in the directories it
     makes there. Virtual filesystems (``/proc``, ``/sys``) are skipped;
@@ -141,27 +141,40 @@ def world_writable_dirs() -> tuple[str, ...]:
     global _writable
     with _writable_lock:
         if _writable is None:
-            found, stack = [], ["/"]
-            while stack:
-                folder = stack.pop()
-                try:
-                    entries = list(os.scandir(folder))
-                except OSError:
-                    continue
-                for entry in entries:
-                    if entry.path in _VIRTUAL:
-                        continue
-                    try:
-                        if not entry.is_dir(follow_symlinks=False):
-                            continue
-                        mode = entry.stat(follow_symlinks=False).st_mode
-                    except OSError:
-                        continue
-                    if mode & stat.S_IWOTH:
-                        found.append(entry.path)
-                    stack.append(entry.path)
-            _writable = tuple(sorted(found))
+            _writable = tuple(sorted(writable_below("/")))
         return _writable
+
+
+def writable_below(top: str) -> list[str]:
+    """The world-writable directories under ``top`` that a uid with no groups can reach.
+
+    A folder others may not search (no ``o+x``, such as ``/root`` or a 0700
+    temporary folder) is not entered: the worker's uid cannot open any path
+    through it, so nothing below it can hold its files. Skipping those
+    folders is what keeps the walk short (a Python install or a virtual
+    environment under one holds tens of thousands of folders).
+    """
+    found, stack = [], [top]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.path in _VIRTUAL:
+                continue
+            try:
+                if not entry.is_dir(follow_symlinks=False):
+                    continue
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if mode & stat.S_IWOTH:
+                found.append(entry.path)
+            if mode & stat.S_IXOTH:
+                stack.append(entry.path)
+    return found
 
 
 def _remove(path: str) -> None:
