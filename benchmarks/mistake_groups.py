@@ -32,8 +32,8 @@ import tempfile
 import time
 from collections import defaultdict
 from dataclasses import replace
-from typing import Iterable
 from pathlib import Path
+from typing import Iterable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -96,16 +96,17 @@ def reads_to_cover(losses: Iterable[float], share: float = 0.9) -> int:
 
 def truth_losses(groups: Iterable, cause_of: dict[str, str], function_of: dict[str, str]) -> list[float]:
     """The points lost per group of a grouping exactly by the corpus truth, made from ``groups``
-    (unnamed ones): a group of a case's own function is cut into one group per cause; a group of
-    another function (a right function failing through the one it calls) stays whole, as its
-    members' code for it behaves alike and one note answers them all."""
+    (unnamed ones): the members of groups of their case's own function go by cause (a group holding
+    two causes is cut, a cause over two groups joined); a group of another function (a right
+    function failing through the one it calls) stays whole, as its members' code for it behaves
+    alike and one note answers them all."""
     losses: dict[tuple[str, ...], float] = defaultdict(float)
     for g in groups:
         for record in g.members:
             student = record.entry.student
             own = function_of[student] in g.unit.split("+")
             lost = sum(i.points for i in record.outcome.items if i.question == g.question and not i.passed)
-            losses[(g.id, cause_of[student]) if own else (g.id,)] += lost
+            losses[(g.unit, cause_of[student]) if own else (g.id,)] += lost
     return list(losses.values())
 
 

@@ -42,11 +42,12 @@ def _record(student: str, question: str, lost: float) -> SimpleNamespace:
     return SimpleNamespace(entry=SimpleNamespace(student=student), outcome=SimpleNamespace(items=[item]))
 
 
-def test_a_grouping_by_truth_cuts_a_group_by_cause_and_keeps_another_functions_group_whole():
+def test_a_grouping_by_truth_goes_by_cause_and_keeps_another_functions_group_whole():
     mixed = SimpleNamespace(id="f-1", unit="f", question="q1",
                             members=(_record("a0", "q1", 1.0), _record("a1", "q1", 1.0), _record("b0", "q1", 2.0)))
+    split_off = SimpleNamespace(id="f-2", unit="f", question="q1", members=(_record("b1", "q1", 0.5),))
     through = SimpleNamespace(id="g-1", unit="g", question="q2",
                               members=(_record("c0", "q2", 3.0), _record("d0", "q2", 3.0)))
-    cause = {"a0": "a", "a1": "a", "b0": "b", "c0": "c", "d0": "d"}
-    function = {"a0": "f", "a1": "f", "b0": "f", "c0": "f", "d0": "f"}
-    assert sorted(truth_losses([mixed, through], cause, function)) == [2.0, 2.0, 6.0]
+    cause = {"a0": "a", "a1": "a", "b0": "b", "b1": "b", "c0": "c", "d0": "d"}
+    function = dict.fromkeys(cause, "f")
+    assert sorted(truth_losses([mixed, split_off, through], cause, function)) == [2.0, 2.5, 6.0]
