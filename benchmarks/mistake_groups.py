@@ -1,16 +1,22 @@
 """Measure mistake groups on a class built from a blind corpus (issue 31).
 
 Each case of ``tests/blind/<corpus>/<assignment>`` is repeated ``--copies`` times, each copy with
-other comments and another spelling of the NumPy module (``np.`` or ``numpy.``): textual style
-only, the computation is the case's. The class is graded (with the class probes), grouped, and
-measured against the corpus truth (each mistake case is one cause, of its ``function``):
+other comments and another spelling of the NumPy module (``np.`` or ``numpy.``), and two copies of
+every four dividing by multiplying with the reciprocal (``a * (1.0 / b)`` for ``a / b``): the case's
+computation with another round-off (and, where a divisor underflows, inf where the quotient is
+finite), as students who make one mistake write it each their own way.
+The class is graded (with the class probes), grouped, and measured against the corpus truth (each
+mistake case is one cause, of its ``function``):
 
 - purity: no group of a case's own function holds two causes; groups of another function (a
   right ``lm_head_backward`` failing only the test that uses the student's own ``lm_head``) are
   counted apart, as they gather every cause of the function they depend on;
 - splits: causes with 3 or more submissions whose copies landed in more than one group;
 - reads: how many unnamed groups, largest loss first, cover 90% of the points lost in unnamed
-  groups, against the number of submissions in unnamed groups;
+  groups, against the number of submissions in unnamed groups; and beside it the reads a grouping
+  exactly by the corpus truth would need on the same class (each group of a case's own function cut
+  into one group per cause): the reads per submission no pure grouping goes below, which is set by
+  how often the class repeats each mistake, not by the grouping;
 - time: grouping the graded records (reading excluded), scaled up to 1,000 submissions by
   repeating the records.
 
@@ -19,6 +25,7 @@ measured against the corpus truth (each mistake case is one cause, of its ``func
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import sys
 import tempfile
@@ -26,6 +33,7 @@ import time
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
+from typing import Iterable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -36,14 +44,70 @@ from autograder.runtime.grading.bulk import grade_batch  # noqa: E402
 from autograder.runtime.grading.outcome import read_record, record_folders  # noqa: E402
 
 
+class _ByReciprocal(ast.NodeTransformer):
+    """``a / b`` as ``a * (1.0 / b)`` (and ``a /= b`` as ``a *= 1.0 / b``): the same quotient up to
+    the last bit, as ``x.mean()`` and ``x.sum() / n`` are, except where ``b`` is so small that its
+    reciprocal overflows (below about 5.6e-309): there ``a / b`` may be finite and the product is
+    inf, as two students' styles differ at the edge of the float range."""
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        if not isinstance(node.op, ast.Div):
+            return node
+        return ast.BinOp(node.left, ast.Mult(), ast.BinOp(ast.Constant(1.0), ast.Div(), node.right))
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Div):
+            node.op, node.value = ast.Mult(), ast.BinOp(ast.Constant(1.0), ast.Div(), node.value)
+        return node
+
+
+def by_reciprocal(text: str) -> str:
+    """``text`` with every true division written as a product with the reciprocal (comments go)."""
+    return ast.unparse(ast.fix_missing_locations(_ByReciprocal().visit(ast.parse(text))))
+
+
 def variant(text: str, number: int) -> str:
-    """The case's code in another textual style: comments, and ``numpy.`` for ``np.`` in odd copies."""
+    """The case's code in another style: copies 2 and 3 of every 4 divide by multiplying with the
+    reciprocal (another round-off), odd copies spell ``numpy.`` for ``np.``, and each has its own
+    comments."""
+    if number % 4 in (2, 3):
+        text = by_reciprocal(text)
     lines = [f"# submission variant {number}", *text.splitlines()]
     if number % 2:
         lines.insert(1, "import numpy")
         lines = [line.replace("np.", "numpy.") if not line.lstrip().startswith(("import", "from")) else line
                  for line in lines]
     return "\n".join(f"{line}  # v{number}" if line.strip().startswith("return") else line for line in lines) + "\n"
+
+
+def reads_to_cover(losses: Iterable[float], share: float = 0.9) -> int:
+    """How many groups, largest loss first, an instructor reads before ``share`` of the points lost
+    in all of them is covered."""
+    ordered = sorted(losses, reverse=True)
+    total, reads, covered = sum(ordered), 0, 0.0
+    for lost in ordered:
+        if covered >= share * total:
+            break
+        reads, covered = reads + 1, covered + lost
+    return reads
+
+
+def truth_losses(groups: Iterable, cause_of: dict[str, str], function_of: dict[str, str]) -> list[float]:
+    """The points lost per group of a grouping exactly by the corpus truth, made from ``groups``
+    (unnamed ones): the members of groups of their case's own function go by cause (a group holding
+    two causes is cut, a cause over two groups joined); a group of another function (a right
+    function failing through the one it calls) stays whole, as its members' code for it behaves
+    alike and one note answers them all."""
+    losses: dict[tuple[str, ...], float] = defaultdict(float)
+    for g in groups:
+        for record in g.members:
+            student = record.entry.student
+            own = function_of[student] in g.unit.split("+")
+            lost = sum(i.points for i in record.outcome.items if i.question == g.question and not i.passed)
+            losses[(g.unit, cause_of[student]) if own else (g.id,)] += lost
+    return list(losses.values())
 
 
 def main() -> int:
@@ -96,11 +160,10 @@ def main() -> int:
     missing = [c["case"] for c in wrong if c["case"] not in group_of]
     unnamed = sorted((g for g in found.groups if not g.named), key=lambda g: -g.points_lost)
     total = sum(g.points_lost for g in unnamed)
-    reads, covered = 0, 0.0
-    for g in unnamed:
-        if covered >= 0.9 * total:
-            break
-        reads, covered = reads + 1, covered + g.points_lost
+    reads = reads_to_cover(g.points_lost for g in unnamed)
+    truth = truth_losses(unnamed, {s: c["case"] for s, c in cause.items()},
+                         {s: c["function"] for s, c in cause.items()})
+    truth_reads = reads_to_cover(truth)
     unnamed_students = len({r.entry.student for g in unnamed for r in g.members})
     correct_in_groups = sorted({r.entry.student for g in found.groups for r in g.members
                                 if cause[r.entry.student]["kind"] == "correct"})
@@ -113,6 +176,9 @@ def main() -> int:
     print(f"correct submissions in a group: {len(correct_in_groups)} {correct_in_groups[:5]}")
     print(f"reads: {reads} unnamed groups cover 90% of the {total:g} points lost in unnamed groups; "
           f"{unnamed_students} submissions are in unnamed groups (ratio {reads / max(unnamed_students, 1):.3f})")
+    print(f"       a grouping exactly by cause: {len(truth)} unnamed groups, {truth_reads} reads "
+          f"(ratio {truth_reads / max(unnamed_students, 1):.3f}); unnamed groups of 1 or 2 submissions: "
+          f"{sum(g.size <= 2 for g in unnamed)}")
     print(f"time: grouping {len(records)} records {grouping * 1000:.0f} ms; 1,000 records {grouping_1000 * 1000:.0f} ms")
     return 0
 

@@ -1,0 +1,53 @@
+"""The mistake-groups benchmark's class and metrics (benchmarks/mistake_groups.py): its copies of a
+case compute the case's results in another round-off, and its reads are counted for the groups and
+for a grouping exactly by the corpus truth."""
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+from benchmarks.mistake_groups import reads_to_cover, truth_losses, variant
+
+BASELINE = Path(__file__).parent / "blind" / "a" / "lm-head" / "baseline.py"
+
+
+def _functions(text: str) -> dict:
+    namespace: dict = {}
+    exec(compile(text, "<variant>", "exec"), namespace)       # noqa: S102 - the corpus's own code
+    return namespace
+
+
+def test_a_copy_of_a_case_computes_its_results_in_another_round_off():
+    original = _functions(variant(BASELINE.read_text(encoding="utf-8"), 0))
+    restyled = _functions(variant(BASELINE.read_text(encoding="utf-8"), 2))
+    rng = np.random.default_rng(5)
+    logits, targets = rng.standard_normal((4, 8, 33)), rng.integers(0, 33, size=(4, 8))
+    pairs = [(original["softmax"](logits), restyled["softmax"](logits)),
+             (original["cross_entropy_loss"](logits, targets)[1], restyled["cross_entropy_loss"](logits, targets)[1])]
+    for before, after in pairs:
+        np.testing.assert_allclose(after, before, rtol=1e-13, atol=0)
+    assert any(not np.array_equal(before, after) for before, after in pairs)
+
+
+def test_reads_go_largest_loss_first_until_nine_tenths_of_the_loss():
+    assert reads_to_cover([5.0] * 10) == 9
+    assert reads_to_cover([1.0] * 9 + [91.0]) == 1
+    assert reads_to_cover([]) == 0
+
+
+def _record(student: str, question: str, lost: float) -> SimpleNamespace:
+    item = SimpleNamespace(question=question, passed=False, points=lost)
+    return SimpleNamespace(entry=SimpleNamespace(student=student), outcome=SimpleNamespace(items=[item]))
+
+
+def test_a_grouping_by_truth_goes_by_cause_and_keeps_another_functions_group_whole():
+    mixed = SimpleNamespace(id="f-1", unit="f", question="q1",
+                            members=(_record("a0", "q1", 1.0), _record("a1", "q1", 1.0), _record("b0", "q1", 2.0)))
+    split_off = SimpleNamespace(id="f-2", unit="f", question="q1", members=(_record("b1", "q1", 0.5),))
+    through = SimpleNamespace(id="g-1", unit="g", question="q2",
+                              members=(_record("c0", "q2", 3.0), _record("d0", "q2", 3.0)))
+    cause = {"a0": "a", "a1": "a", "b0": "b", "b1": "b", "c0": "c", "d0": "d"}
+    function = dict.fromkeys(cause, "f")
+    assert sorted(truth_losses([mixed, split_off, through], cause, function)) == [2.0, 2.5, 6.0]
