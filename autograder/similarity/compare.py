@@ -71,8 +71,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from autograder.similarity.inverted import (ClassIndex, build_index, coverage, distinct_weight, pair_coverage, rarity,
-                                            shared_weight, side)
+from autograder.similarity.inverted import (ClassIndex, Shared, build_index, coverage, distinct_weight, pair_coverage,
+                                            rarity, shared_weight, side)
 from autograder.similarity.normalize import Token, program_tokens
 from autograder.similarity.winnow import K, W, Fingerprint, kgram_array, winnow
 
@@ -413,7 +413,7 @@ def compare_class(documents: list[Document], base: frozenset[int] = frozenset(),
     index = build_index([d.hashes for d in documents], [d.positions for d in documents],
                         [len(d.tokens) for d in documents], np.fromiter(base, dtype=np.uint64, count=len(base)),
                         limit, settings.k)
-    floor, prior = settings.evidence_tokens, settings.prior_tokens
+    prior = settings.prior_tokens
     # A pair is scored when the distinct fingerprints it shares weigh at least ``least_share`` of the smaller
     # side's (with the prior): the same test from either side, and most pairs of a large class fail it.
     own_weight = distinct_weight(index)
@@ -421,30 +421,65 @@ def compare_class(documents: list[Document], base: frozenset[int] = frozenset(),
     smaller = np.minimum(own_weight[:, None], own_weight[None, :])
     scored = shared.weight >= settings.least_share * (smaller + prior)
     np.fill_diagonal(scored, False)
-    halves: dict[tuple[int, int], tuple[float, int, LineSpans, list[str]]] = {}
-    pairs: list[Pair] = []
-    for i, doc in enumerate(documents):
-        ranges = [(lo, hi) for _, lo, hi in doc.functions]
-        own = _coverage_of(index, i)
-        unusual = float(own.sum())
-        own_units = np.array([own[lo:hi].sum() for lo, hi in ranges]).reshape(len(ranges))
-        mine = side(index, i, ranges, np.flatnonzero(scored[i]), shared)
-        lines = _Lines(doc)
-        spans = lines.spans(lines.runs(mine.covered))
-        functions = shared_functions(doc, mine.units, own_units, settings)
-        shares = (mine.matched / (max(unusual, floor) + prior)).tolist()
-        for row, j in enumerate(mine.partners.tolist()):
-            half = (shares[row], int(mine.tokens[row]), spans[row], functions[row])
-            if j > i:
-                halves[(i, j)] = half
-                continue
-            first = halves.pop((j, i))          # ``j``'s side, met first
-            pairs.append(Pair(documents[j].name, doc.name, round(max(first[0], half[0]), 4), first[1], first[2],
-                              half[2], tuple(sorted(set(first[3]) | set(half[3])))))
+    scored &= scored.T          # a pair's two sides are computed from two rows: both must hold it
+    halves = [_sides_of(index, i, doc, np.flatnonzero(scored[i]), shared, settings) for i, doc in enumerate(documents)]
+    pairs = _joined(documents, halves)
     common = int(np.count_nonzero((np.diff(index.holder_start) > limit) & ~index.in_base))
     ranked = tuple(sorted(pairs, key=lambda p: (-p.score, p.a, p.b)))
     return Comparison(ranked, find_groups(documents, index, ranked, settings, starter), len(documents), limit, common,
                       tuple(documents), index)
+
+
+class _Halves(NamedTuple):
+    """One submission's sides of its pairs, one entry per partner (see :func:`_sides_of`)."""
+
+    partners: np.ndarray             # (P,) ascending
+    shares: list[float]              # its share of its own unusual code the partner holds
+    tokens: list[int]                # its tokens the partner's fingerprints cover
+    lines: list[LineSpans]
+    functions: list[tuple[str, ...]]
+
+
+def _sides_of(index: ClassIndex, i: int, doc: Document, partners: np.ndarray, shared: Shared,
+              settings: Settings) -> _Halves:
+    """Submission ``i``'s side of its pairs with ``partners``: computed once per distinct pattern of what the
+    partners hold (``inverted.side``), each partner then given its pattern's numbers, lines and functions."""
+    ranges = [(lo, hi) for _, lo, hi in doc.functions]
+    own = _coverage_of(index, i)
+    unusual = float(own.sum())
+    own_units = np.array([own[lo:hi].sum() for lo, hi in ranges]).reshape(len(ranges))
+    mine = side(index, i, ranges, partners, shared)
+    lines = _Lines(doc)
+    spans = lines.spans(lines.runs(mine.covered))
+    functions = [tuple(f) for f in shared_functions(doc, mine.units, own_units, settings)]
+    shares = (mine.matched / (max(unusual, settings.evidence_tokens) + settings.prior_tokens)).tolist()
+    tokens = mine.tokens.tolist()
+    pattern = mine.pattern.tolist()
+    return _Halves(mine.partners, [shares[u] for u in pattern], [tokens[u] for u in pattern],
+                   [spans[u] for u in pattern], [functions[u] for u in pattern])
+
+
+def _joined(documents: list[Document], halves: list[_Halves]) -> list[Pair]:
+    """Every scored pair from its two sides: the score the larger share, the first side the earlier submission."""
+    pairs: list[Pair] = []
+    union: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = {}
+    # The pairs are met in order of their later submission, so each earlier submission's later partners are met
+    # in the order it lists them: a cursor per submission finds the earlier side without a search.
+    cursor = [int(np.searchsorted(h.partners, i, side="right")) for i, h in enumerate(halves)]
+    for j, later in enumerate(halves):
+        for row, i in enumerate(later.partners.tolist()):
+            if i >= j:
+                break           # partners ascend: this pair is met again from the earlier submission's side
+            earlier = halves[i]
+            at = cursor[i]
+            cursor[i] += 1
+            key = (earlier.functions[at], later.functions[row])
+            functions = union.get(key)
+            if functions is None:
+                functions = union[key] = tuple(sorted(set(key[0]) | set(key[1])))
+            pairs.append(Pair(documents[i].name, documents[j].name, round(max(earlier.shares[at], later.shares[row]), 4),
+                              earlier.tokens[at], earlier.lines[at], later.lines[row], functions))
+    return pairs
 
 
 def _coverage_of(index: ClassIndex, doc: int) -> np.ndarray:

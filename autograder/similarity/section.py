@@ -25,6 +25,7 @@ import io
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from autograder.runtime.errors import GraderError
@@ -77,7 +78,7 @@ class SimilarityResult:
     def is_flagged(self, pair: Pair) -> bool:
         return pair.score >= self.threshold or len(pair.functions) >= FUNCTIONS_FLAGGED
 
-    @property
+    @cached_property
     def flagged(self) -> tuple[Pair, ...]:
         """The pairs at or above the threshold, then those below it that share whole functions."""
         return (tuple(p for p in self.pairs if p.score >= self.threshold)
@@ -251,10 +252,18 @@ def csv_pieces(result: SimilarityResult) -> Iterator[str]:
     text = io.StringIO(newline="")
     writer = csv.writer(text)
     writer.writerow(CSV_COLUMNS)
+    # A side's lines repeat: every partner holding the same of a submission's code covers the same lines
+    # (a tenth as many distinct sides as pairs at 1,000), so each is written out once.
+    lines: dict[LineSpans, str] = {}
     for rank, p in enumerate(result.pairs, start=1):
+        a = lines.get(p.lines_a)
+        if a is None:
+            a = lines[p.lines_a] = cell(spans_text(p.lines_a))
+        b = lines.get(p.lines_b)
+        if b is None:
+            b = lines[p.lines_b] = cell(spans_text(p.lines_b))
         writer.writerow([rank, cell(p.a), cell(p.b), f"{p.score:.4f}", "yes" if result.is_flagged(p) else "no",
-                         p.matched_tokens, cell(spans_text(p.lines_a)),
-                         cell(spans_text(p.lines_b)), cell(" ".join(p.functions))])
+                         p.matched_tokens, a, b, cell(" ".join(p.functions))])
         if rank % _ROWS_AT_ONCE == 0:
             yield text.getvalue()
             text.seek(0)
