@@ -270,16 +270,16 @@ def document(name: str, cells: tuple[str, ...] | list[str], settings: Settings =
     tokens = tuple(program_tokens(list(cells)))
     texts = [t.text for t in tokens]
     runs = _unit_runs(tokens)
+    if settings.w == 1:              # every k-gram is kept: no window to slide, and the whole program is hashed at once
+        grams = kgram_array(texts, settings.k)
+        ends = np.repeat([end for _, end in runs], [end - start for start, end in runs])
+        within = np.flatnonzero(ends[:len(grams)] - np.arange(len(grams)) >= settings.k)    # no k-gram spans two units
+        return Document(name, cells, tokens, grams[within], within.astype(np.int64), _function_ranges(cells, tokens, runs))
     hashes, positions = [], []
     for start, end in runs:
-        grams = kgram_array(texts[start:end], settings.k)
-        if settings.w == 1:          # every k-gram is kept: no window to slide
-            hashes.append(grams)
-            positions.append(np.arange(start, start + len(grams), dtype=np.int64))
-        else:
-            kept = winnow(grams.tolist(), settings.w)
-            hashes.append(np.array([f.hash for f in kept], dtype=np.uint64))
-            positions.append(np.array([f.position + start for f in kept], dtype=np.int64))
+        kept = winnow(kgram_array(texts[start:end], settings.k).tolist(), settings.w)
+        hashes.append(np.array([f.hash for f in kept], dtype=np.uint64))
+        positions.append(np.array([f.position + start for f in kept], dtype=np.int64))
     return Document(name, cells, tokens,
                     np.concatenate(hashes) if hashes else np.zeros(0, dtype=np.uint64),
                     np.concatenate(positions) if positions else np.zeros(0, dtype=np.int64),
@@ -425,7 +425,7 @@ def compare_class(documents: list[Document], base: frozenset[int] = frozenset(),
     halves = [_sides_of(index, i, doc, np.flatnonzero(scored[i]), shared, settings) for i, doc in enumerate(documents)]
     pairs = _joined(documents, halves)
     common = int(np.count_nonzero((np.diff(index.holder_start) > limit) & ~index.in_base))
-    ranked = tuple(sorted(pairs, key=lambda p: (-p.score, p.a, p.b)))
+    ranked = tuple(pairs)
     return Comparison(ranked, find_groups(documents, index, ranked, settings, starter), len(documents), limit, common,
                       tuple(documents), index)
 
@@ -460,25 +460,37 @@ def _sides_of(index: ClassIndex, i: int, doc: Document, partners: np.ndarray, sh
 
 
 def _joined(documents: list[Document], halves: list[_Halves]) -> list[Pair]:
-    """Every scored pair from its two sides: the score the larger share, the first side the earlier submission."""
+    """Every scored pair from its two sides, highest score first, ties by name: the score the larger share,
+    the first side the earlier submission."""
+    earlier_side, later_side = [], []        # (later, earlier, row in that submission's halves) per pair
+    for me, h in enumerate(halves):
+        cut = int(np.searchsorted(h.partners, me))
+        rows = np.arange(len(h.partners))
+        earlier_side.append(np.stack([h.partners[cut:], np.full(len(h.partners) - cut, me), rows[cut:]]))
+        later_side.append(np.stack([np.full(cut, me), h.partners[:cut], rows[:cut]]))
+    if not earlier_side:
+        return []
+    up, down = np.concatenate(earlier_side, axis=1), np.concatenate(later_side, axis=1)
+    up = up[:, np.lexsort((up[1], up[0]))]      # both now list each pair once, by (later, earlier)
+    shares = [h.shares for h in halves]
+    score = [round(max(shares[e][re], shares[l][rl]), 4)
+             for l, e, re, rl in zip(up[0].tolist(), up[1].tolist(), up[2].tolist(), down[2].tolist())]
+    rank = np.empty(len(documents), dtype=np.int64)
+    rank[sorted(range(len(documents)), key=lambda d: documents[d].name)] = np.arange(len(documents))
+    # Sorted as ``sorted(key=(-score, a, b))`` on names would sort them, but on arrays.
+    order = np.lexsort((rank[up[0]], rank[up[1]], -np.array(score))).tolist()
     pairs: list[Pair] = []
     union: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = {}
-    # The pairs are met in order of their later submission, so each earlier submission's later partners are met
-    # in the order it lists them: a cursor per submission finds the earlier side without a search.
-    cursor = [int(np.searchsorted(h.partners, i, side="right")) for i, h in enumerate(halves)]
-    for j, later in enumerate(halves):
-        for row, i in enumerate(later.partners.tolist()):
-            if i >= j:
-                break           # partners ascend: this pair is met again from the earlier submission's side
-            earlier = halves[i]
-            at = cursor[i]
-            cursor[i] += 1
-            key = (earlier.functions[at], later.functions[row])
-            functions = union.get(key)
-            if functions is None:
-                functions = union[key] = tuple(sorted(set(key[0]) | set(key[1])))
-            pairs.append(Pair(documents[i].name, documents[j].name, round(max(earlier.shares[at], later.shares[row]), 4),
-                              earlier.tokens[at], earlier.lines[at], later.lines[row], functions))
+    later, earlier, row_e, row_l = up[0].tolist(), up[1].tolist(), up[2].tolist(), down[2].tolist()
+    for k in order:
+        e, l, re, rl = earlier[k], later[k], row_e[k], row_l[k]
+        first, second = halves[e], halves[l]
+        key = (first.functions[re], second.functions[rl])
+        functions = union.get(key)
+        if functions is None:
+            functions = union[key] = tuple(sorted(set(key[0]) | set(key[1])))
+        pairs.append(Pair(documents[e].name, documents[l].name, score[k], first.tokens[re], first.lines[re],
+                          second.lines[rl], functions))
     return pairs
 
 
