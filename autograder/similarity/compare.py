@@ -431,13 +431,15 @@ def compare_class(documents: list[Document], base: frozenset[int] = frozenset(),
 
 
 class _Halves(NamedTuple):
-    """One submission's sides of its pairs, one entry per partner (see :func:`_sides_of`)."""
+    """One submission's sides of its pairs: per distinct pattern of what its partners hold (see
+    :func:`_sides_of`), and each partner's pattern."""
 
     partners: np.ndarray             # (P,) ascending
-    shares: list[float]              # its share of its own unusual code the partner holds
-    tokens: list[int]                # its tokens the partner's fingerprints cover
-    lines: list[LineSpans]
-    functions: list[tuple[str, ...]]
+    pattern: np.ndarray              # (P,) each partner's pattern
+    shares: np.ndarray               # (U,) its share of its own unusual code the partner holds
+    tokens: np.ndarray               # (U,) its tokens the partner's fingerprints cover
+    lines: list[LineSpans]           # (U,)
+    functions: list[tuple[str, ...]]  # (U,)
 
 
 def _sides_of(index: ClassIndex, i: int, doc: Document, partners: np.ndarray, shared: Shared,
@@ -450,47 +452,47 @@ def _sides_of(index: ClassIndex, i: int, doc: Document, partners: np.ndarray, sh
     own_units = np.array([own[lo:hi].sum() for lo, hi in ranges]).reshape(len(ranges))
     mine = side(index, i, ranges, partners, shared)
     lines = _Lines(doc)
-    spans = lines.spans(lines.runs(mine.covered))
-    functions = [tuple(f) for f in shared_functions(doc, mine.units, own_units, settings)]
-    shares = (mine.matched / (max(unusual, settings.evidence_tokens) + settings.prior_tokens)).tolist()
-    tokens = mine.tokens.tolist()
-    pattern = mine.pattern.tolist()
-    return _Halves(mine.partners, [shares[u] for u in pattern], [tokens[u] for u in pattern],
-                   [spans[u] for u in pattern], [functions[u] for u in pattern])
+    return _Halves(mine.partners, mine.pattern,
+                   mine.matched / (max(unusual, settings.evidence_tokens) + settings.prior_tokens), mine.tokens,
+                   lines.spans(lines.runs(mine.covered)),
+                   [tuple(f) for f in shared_functions(doc, mine.units, own_units, settings)])
 
 
 def _joined(documents: list[Document], halves: list[_Halves]) -> list[Pair]:
     """Every scored pair from its two sides, highest score first, ties by name: the score the larger share,
     the first side the earlier submission."""
-    earlier_side, later_side = [], []        # (later, earlier, row in that submission's halves) per pair
+    if not halves:
+        return []
+    # Every side of every submission, numbered across the class: a partner's side is its pattern's number.
+    offset = np.cumsum([0] + [len(h.shares) for h in halves])
+    earlier_side, later_side = [], []        # (later, earlier, side) per pair
     for me, h in enumerate(halves):
         cut = int(np.searchsorted(h.partners, me))
-        rows = np.arange(len(h.partners))
-        earlier_side.append(np.stack([h.partners[cut:], np.full(len(h.partners) - cut, me), rows[cut:]]))
-        later_side.append(np.stack([np.full(cut, me), h.partners[:cut], rows[:cut]]))
-    if not earlier_side:
-        return []
+        numbered = h.pattern + offset[me]
+        earlier_side.append(np.stack([h.partners[cut:], np.full(len(h.partners) - cut, me), numbered[cut:]]))
+        later_side.append(np.stack([np.full(cut, me), h.partners[:cut], numbered[:cut]]))
     up, down = np.concatenate(earlier_side, axis=1), np.concatenate(later_side, axis=1)
     up = up[:, np.lexsort((up[1], up[0]))]      # both now list each pair once, by (later, earlier)
-    shares = [h.shares for h in halves]
-    score = [round(max(shares[e][re], shares[l][rl]), 4)
-             for l, e, re, rl in zip(up[0].tolist(), up[1].tolist(), up[2].tolist(), down[2].tolist())]
+    first, second = up[2], down[2]
+    shares = np.concatenate([h.shares for h in halves])
+    score = [round(x, 4) for x in np.maximum(shares[first], shares[second]).tolist()]
     rank = np.empty(len(documents), dtype=np.int64)
     rank[sorted(range(len(documents)), key=lambda d: documents[d].name)] = np.arange(len(documents))
     # Sorted as ``sorted(key=(-score, a, b))`` on names would sort them, but on arrays.
-    order = np.lexsort((rank[up[0]], rank[up[1]], -np.array(score))).tolist()
+    order = np.lexsort((rank[up[0]], rank[up[1]], -np.array(score)))
+    tokens = np.concatenate([h.tokens for h in halves])[first[order]].tolist()
+    lines = [spans for h in halves for spans in h.lines]
+    functions = [f for h in halves for f in h.functions]
+    names = [d.name for d in documents]
     pairs: list[Pair] = []
     union: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = {}
-    later, earlier, row_e, row_l = up[0].tolist(), up[1].tolist(), up[2].tolist(), down[2].tolist()
-    for k in order:
-        e, l, re, rl = earlier[k], later[k], row_e[k], row_l[k]
-        first, second = halves[e], halves[l]
-        key = (first.functions[re], second.functions[rl])
-        functions = union.get(key)
-        if functions is None:
-            functions = union[key] = tuple(sorted(set(key[0]) | set(key[1])))
-        pairs.append(Pair(documents[e].name, documents[l].name, score[k], first.tokens[re], first.lines[re],
-                          second.lines[rl], functions))
+    for n, (k, e, l, a, b) in enumerate(zip(order.tolist(), up[1][order].tolist(), up[0][order].tolist(),
+                                            first[order].tolist(), second[order].tolist())):
+        key = (functions[a], functions[b])
+        shared = union.get(key)
+        if shared is None:
+            shared = union[key] = tuple(sorted(set(key[0]) | set(key[1])))
+        pairs.append(Pair(names[e], names[l], score[k], tokens[n], lines[a], lines[b], shared))
     return pairs
 
 
