@@ -4,8 +4,9 @@ Comparing 1,000 submissions pair by pair is half a million pairs; most share
 nothing but the obvious code. The index lists, for every distinct fingerprint
 of the class, the submissions holding it, so a submission meets only the
 submissions it shares a weighted fingerprint with, and all of them at once: its
-fingerprints' weights are laid out along its tokens, one row per partner, the
-ones the partner lacks zeroed, and a sliding maximum over ``k`` tokens gives
+fingerprints' weights are laid out along its tokens, one row per distinct set
+of them that its partners hold (partners holding the same set share the row),
+the ones that set lacks zeroed, and a sliding maximum over ``k`` tokens gives
 each token's coverage (the heaviest shared fingerprint covering it) for every
 partner in a few array operations. The numbers are the ones
 ``autograder.similarity.compare`` defines; only how they are computed differs.
