@@ -69,3 +69,51 @@ def test_the_csv_is_written_in_pieces_that_make_the_same_text(tmp_path):
     assert "".join(csv_pieces(result)) == csv_text(result)
     rows = list(csv.DictReader(io.StringIO(csv_text(result))))
     assert (rows[0]["student_a"], rows[0]["student_b"]) == ("a", "b") and rows[0]["lines_a"] == "cell 1: 1-6", rows[0]
+
+
+def test_identical_submissions_are_normalised_once(tmp_path, monkeypatch):
+    """A copy handed in as it was (a quarter of the benchmark's 1,000) costs no second normalisation."""
+    from autograder.similarity import section
+
+    made: list[str] = []
+    real = section.document
+    monkeypatch.setattr(section, "document", lambda name, cells, settings: made.append(name) or real(name, cells, settings))
+    others = {f"s{i}": [f"def g(a):\n    return a * {i} + {i} - len(a) // {i + 2}\n"] for i in range(8)}
+    result = similarity_section(_graded_folder(tmp_path, {"a": [LONG], "b": [LONG], "d": [LONG], **others}),
+                                threshold=0.3)
+    assert sorted(made) == ["a", *sorted(others)]
+    assert all(name == d.name for name, d in result.documents.items()) and len(result.documents) == 11
+    top = {frozenset((p.a, p.b)): p.score for p in result.pairs[:3]}
+    assert set(top) == {frozenset("ab"), frozenset("ad"), frozenset("bd")} and len(set(top.values())) == 1
+
+
+def test_partners_holding_the_same_code_share_one_computed_side(monkeypatch):
+    """The coverage of a side is computed once per distinct set of its fingerprints its partners hold: the four
+    copies of one solution hold all of it, so from its side they are one row, not four."""
+    from autograder.similarity import compare
+
+    sides: list[tuple[int, int]] = []
+    real = compare.side
+    monkeypatch.setattr(compare, "side", lambda index, doc, ranges, partners, shared: (
+        lambda s: sides.append((len(partners), len(s.covered))) or s)(real(index, doc, ranges, partners, shared)))
+    copies = {f"c{i}": [LONG.replace("total", f"t{i}")] for i in range(4)}
+    others = {f"s{i}": [f"def g(a):\n    return a * {i} + {i} - len(a) // {i + 2}\n"] for i in range(20)}
+    pairs = rank_pairs(_class_cells({"orig": [LONG], **copies, **others}))
+    assert (4, 1) in sides
+    five = ("orig", "c0", "c1", "c2", "c3")
+    assert {frozenset((p.a, p.b)) for p in pairs[:10]} == {frozenset((a, b)) for a in five for b in five if a < b}
+    assert len({p.score for p in pairs[:10]}) == 1
+
+
+def test_the_rewriting_walks_statement_lists_only(monkeypatch):
+    """Statements nest only in bodies, handlers and cases: the expressions (most of a tree) are not walked."""
+    from autograder.similarity import rewrite
+
+    walked: list[str] = []
+    real = rewrite._blocks
+    monkeypatch.setattr(rewrite, "_blocks", lambda node, rewriter: walked.append(type(node).__name__) or real(node, rewriter))
+    source = ("def f(a):\n    out = []\n    for i in range(10):\n        out.append(a * i + 1)\n    return sum(out)\n"
+              "x = f(2)\n")
+    tokens = [t.text for t in normalize.program_tokens([source])]
+    assert sorted(walked) == ["Assign", "Assign", "Expr", "For", "FunctionDef", "Module", "Return"]
+    assert "for" in tokens and "append" not in tokens       # the loop still became its comprehension

@@ -71,8 +71,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from autograder.similarity.inverted import (ClassIndex, build_index, coverage, distinct_weight, pair_coverage, rarity,
-                                            shared_weight, side)
+from autograder.similarity.inverted import (ClassIndex, Shared, build_index, coverage, distinct_weight, pair_coverage,
+                                            rarity, shared_weight, side)
 from autograder.similarity.normalize import Token, program_tokens
 from autograder.similarity.winnow import K, W, Fingerprint, kgram_array, winnow
 
@@ -270,16 +270,16 @@ def document(name: str, cells: tuple[str, ...] | list[str], settings: Settings =
     tokens = tuple(program_tokens(list(cells)))
     texts = [t.text for t in tokens]
     runs = _unit_runs(tokens)
+    if settings.w == 1:              # every k-gram is kept: no window to slide, and the whole program is hashed at once
+        grams = kgram_array(texts, settings.k)
+        ends = np.repeat([end for _, end in runs], [end - start for start, end in runs])
+        within = np.flatnonzero(ends[:len(grams)] - np.arange(len(grams)) >= settings.k)    # no k-gram spans two units
+        return Document(name, cells, tokens, grams[within], within.astype(np.int64), _function_ranges(cells, tokens, runs))
     hashes, positions = [], []
     for start, end in runs:
-        grams = kgram_array(texts[start:end], settings.k)
-        if settings.w == 1:          # every k-gram is kept: no window to slide
-            hashes.append(grams)
-            positions.append(np.arange(start, start + len(grams), dtype=np.int64))
-        else:
-            kept = winnow(grams.tolist(), settings.w)
-            hashes.append(np.array([f.hash for f in kept], dtype=np.uint64))
-            positions.append(np.array([f.position + start for f in kept], dtype=np.int64))
+        kept = winnow(kgram_array(texts[start:end], settings.k).tolist(), settings.w)
+        hashes.append(np.array([f.hash for f in kept], dtype=np.uint64))
+        positions.append(np.array([f.position + start for f in kept], dtype=np.int64))
     return Document(name, cells, tokens,
                     np.concatenate(hashes) if hashes else np.zeros(0, dtype=np.uint64),
                     np.concatenate(positions) if positions else np.zeros(0, dtype=np.int64),
@@ -413,7 +413,7 @@ def compare_class(documents: list[Document], base: frozenset[int] = frozenset(),
     index = build_index([d.hashes for d in documents], [d.positions for d in documents],
                         [len(d.tokens) for d in documents], np.fromiter(base, dtype=np.uint64, count=len(base)),
                         limit, settings.k)
-    floor, prior = settings.evidence_tokens, settings.prior_tokens
+    prior = settings.prior_tokens
     # A pair is scored when the distinct fingerprints it shares weigh at least ``least_share`` of the smaller
     # side's (with the prior): the same test from either side, and most pairs of a large class fail it.
     own_weight = distinct_weight(index)
@@ -421,30 +421,79 @@ def compare_class(documents: list[Document], base: frozenset[int] = frozenset(),
     smaller = np.minimum(own_weight[:, None], own_weight[None, :])
     scored = shared.weight >= settings.least_share * (smaller + prior)
     np.fill_diagonal(scored, False)
-    halves: dict[tuple[int, int], tuple[float, int, LineSpans, list[str]]] = {}
-    pairs: list[Pair] = []
-    for i, doc in enumerate(documents):
-        ranges = [(lo, hi) for _, lo, hi in doc.functions]
-        own = _coverage_of(index, i)
-        unusual = float(own.sum())
-        own_units = np.array([own[lo:hi].sum() for lo, hi in ranges]).reshape(len(ranges))
-        mine = side(index, i, ranges, np.flatnonzero(scored[i]), shared)
-        lines = _Lines(doc)
-        spans = lines.spans(lines.runs(mine.covered))
-        functions = shared_functions(doc, mine.units, own_units, settings)
-        shares = (mine.matched / (max(unusual, floor) + prior)).tolist()
-        for row, j in enumerate(mine.partners.tolist()):
-            half = (shares[row], int(mine.tokens[row]), spans[row], functions[row])
-            if j > i:
-                halves[(i, j)] = half
-                continue
-            first = halves.pop((j, i))          # ``j``'s side, met first
-            pairs.append(Pair(documents[j].name, doc.name, round(max(first[0], half[0]), 4), first[1], first[2],
-                              half[2], tuple(sorted(set(first[3]) | set(half[3])))))
+    scored &= scored.T          # a pair's two sides are computed from two rows: both must hold it
+    halves = [_sides_of(index, i, doc, np.flatnonzero(scored[i]), shared, settings) for i, doc in enumerate(documents)]
+    pairs = _joined(documents, halves)
     common = int(np.count_nonzero((np.diff(index.holder_start) > limit) & ~index.in_base))
-    ranked = tuple(sorted(pairs, key=lambda p: (-p.score, p.a, p.b)))
+    ranked = tuple(pairs)
     return Comparison(ranked, find_groups(documents, index, ranked, settings, starter), len(documents), limit, common,
                       tuple(documents), index)
+
+
+class _Halves(NamedTuple):
+    """One submission's sides of its pairs: per distinct pattern of what its partners hold (see
+    :func:`_sides_of`), and each partner's pattern."""
+
+    partners: np.ndarray             # (P,) ascending
+    pattern: np.ndarray              # (P,) each partner's pattern
+    shares: np.ndarray               # (U,) its share of its own unusual code the partner holds
+    tokens: np.ndarray               # (U,) its tokens the partner's fingerprints cover
+    lines: list[LineSpans]           # (U,)
+    functions: list[tuple[str, ...]]  # (U,)
+
+
+def _sides_of(index: ClassIndex, i: int, doc: Document, partners: np.ndarray, shared: Shared,
+              settings: Settings) -> _Halves:
+    """Submission ``i``'s side of its pairs with ``partners``: computed once per distinct pattern of what the
+    partners hold (``inverted.side``), each partner then given its pattern's numbers, lines and functions."""
+    ranges = [(lo, hi) for _, lo, hi in doc.functions]
+    own = _coverage_of(index, i)
+    unusual = float(own.sum())
+    own_units = np.array([own[lo:hi].sum() for lo, hi in ranges]).reshape(len(ranges))
+    mine = side(index, i, ranges, partners, shared)
+    lines = _Lines(doc)
+    return _Halves(mine.partners, mine.pattern,
+                   mine.matched / (max(unusual, settings.evidence_tokens) + settings.prior_tokens), mine.tokens,
+                   lines.spans(lines.runs(mine.covered)),
+                   [tuple(f) for f in shared_functions(doc, mine.units, own_units, settings)])
+
+
+def _joined(documents: list[Document], halves: list[_Halves]) -> list[Pair]:
+    """Every scored pair from its two sides, highest score first, ties by name: the score the larger share,
+    the first side the earlier submission."""
+    if not halves:
+        return []
+    # Every side of every submission, numbered across the class: a partner's side is its pattern's number.
+    offset = np.cumsum([0] + [len(h.shares) for h in halves])
+    earlier_side, later_side = [], []        # (later, earlier, side) per pair
+    for me, h in enumerate(halves):
+        cut = int(np.searchsorted(h.partners, me))
+        numbered = h.pattern + offset[me]
+        earlier_side.append(np.stack([h.partners[cut:], np.full(len(h.partners) - cut, me), numbered[cut:]]))
+        later_side.append(np.stack([np.full(cut, me), h.partners[:cut], numbered[:cut]]))
+    up, down = np.concatenate(earlier_side, axis=1), np.concatenate(later_side, axis=1)
+    up = up[:, np.lexsort((up[1], up[0]))]      # both now list each pair once, by (later, earlier)
+    first, second = up[2], down[2]
+    shares = np.concatenate([h.shares for h in halves])
+    score = [round(x, 4) for x in np.maximum(shares[first], shares[second]).tolist()]
+    rank = np.empty(len(documents), dtype=np.int64)
+    rank[sorted(range(len(documents)), key=lambda d: documents[d].name)] = np.arange(len(documents))
+    # Sorted as ``sorted(key=(-score, a, b))`` on names would sort them, but on arrays.
+    order = np.lexsort((rank[up[0]], rank[up[1]], -np.array(score)))
+    tokens = np.concatenate([h.tokens for h in halves])[first[order]].tolist()
+    lines = [spans for h in halves for spans in h.lines]
+    functions = [f for h in halves for f in h.functions]
+    names = [d.name for d in documents]
+    pairs: list[Pair] = []
+    union: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = {}
+    for n, (k, e, l, a, b) in enumerate(zip(order.tolist(), up[1][order].tolist(), up[0][order].tolist(),
+                                            first[order].tolist(), second[order].tolist())):
+        key = (functions[a], functions[b])
+        shared = union.get(key)
+        if shared is None:
+            shared = union[key] = tuple(sorted(set(key[0]) | set(key[1])))
+        pairs.append(Pair(names[e], names[l], score[k], tokens[n], lines[a], lines[b], shared))
+    return pairs
 
 
 def _coverage_of(index: ClassIndex, doc: int) -> np.ndarray:

@@ -4,8 +4,9 @@ Comparing 1,000 submissions pair by pair is half a million pairs; most share
 nothing but the obvious code. The index lists, for every distinct fingerprint
 of the class, the submissions holding it, so a submission meets only the
 submissions it shares a weighted fingerprint with, and all of them at once: its
-fingerprints' weights are laid out along its tokens, one row per partner, the
-ones the partner lacks zeroed, and a sliding maximum over ``k`` tokens gives
+fingerprints' weights are laid out along its tokens, one row per distinct set
+of them that its partners hold (partners holding the same set share the row),
+the ones that set lacks zeroed, and a sliding maximum over ``k`` tokens gives
 each token's coverage (the heaviest shared fingerprint covering it) for every
 partner in a few array operations. The numbers are the ones
 ``autograder.similarity.compare`` defines; only how they are computed differs.
@@ -95,14 +96,19 @@ def coverage(weights: np.ndarray, k: int) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Side:
-    """One submission's side of its pairs: for each partner, what of its code the partner also holds."""
+    """One submission's side of its pairs: for each partner, what of its code the partner also holds.
+
+    Partners that hold the same of this submission's weighted fingerprints share
+    the same code with it: such a side is computed once, as one ``pattern``, and
+    each partner points at its pattern (in a class of 1,000, about a third as
+    many patterns as partners)."""
 
     partners: np.ndarray      # (P,) submission indices, ascending
-    matched: np.ndarray       # (P,) weight of this side's tokens covered by fingerprints both hold
-    tokens: np.ndarray        # (P,) tokens so covered
-    covered: np.ndarray       # (P, tokens) bool, which tokens
-    units: np.ndarray         # (P, functions) matched weight per function (see ``function_ranges``)
-
+    pattern: np.ndarray       # (P,) each partner's row in the arrays below
+    matched: np.ndarray       # (U,) weight of this side's tokens covered by fingerprints both hold
+    tokens: np.ndarray        # (U,) tokens so covered
+    covered: np.ndarray       # (U, tokens) bool, which tokens
+    units: np.ndarray         # (U, functions) matched weight per function (see ``function_ranges``)
 
 def distinct_weight(index: ClassIndex) -> np.ndarray:
     """(submissions,) the weight of each submission's distinct fingerprints, summed."""
@@ -162,9 +168,45 @@ def side(index: ClassIndex, doc: int, function_ranges: list[tuple[int, int]], pa
     """``doc``'s side of its pairs with ``partners`` (ascending submission indices)."""
     ids, positions, length = index.ids[doc], index.positions[doc], index.lengths[doc]
     weighted = np.unique(ids[index.weight[ids] > 0])
-    units = np.zeros((len(partners), len(function_ranges)))
     if len(partners) == 0:
-        return Side(partners, np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros((0, length), bool), units)
+        return Side(partners, np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64),
+                    np.zeros((0, length), bool), np.zeros((0, len(function_ranges))))
+    holds = _holdings(index, partners, weighted, shared)
+    patterns, pattern = _distinct_rows(holds)
+    column = np.searchsorted(weighted, ids)
+    column[column >= len(weighted)] = 0
+    mine = (len(weighted) > 0) & (weighted[column] == ids) & (index.weight[ids] > 0)
+    at, column, w = positions[mine], column[mine], index.weight[ids[mine]]
+    # Only the tokens a weighted fingerprint of this side covers can be matched: the others are left out of
+    # the rows below. A covered stretch ends where no weighted fingerprint reaches, so the last fingerprint
+    # of a stretch starts ``k`` tokens or more before the next stretch begins, and laying the stretches end
+    # to end changes no token's window.
+    support = np.zeros(length)
+    support[at] = 1.0
+    kept = np.flatnonzero(coverage(support, index.k) > 0)
+    place = np.searchsorted(kept, at)            # each weighted fingerprint's column among the kept tokens
+    units = np.zeros((len(patterns), len(function_ranges)))
+    matched = np.zeros(len(patterns))
+    tokens = np.zeros(len(patterns), dtype=np.int64)
+    covered = np.zeros((len(patterns), length), dtype=bool)
+    bounds = np.searchsorted(kept, np.array(function_ranges, dtype=np.int64).reshape(-1, 2))
+    step = max(1, _CHUNK_CELLS // max(len(kept), 1))
+    for first in range(0, len(patterns), step):
+        chunk = patterns[first:first + step]
+        laid = np.zeros((len(chunk), len(kept)))
+        laid[:, place] = chunk[:, column] * w          # with one fingerprint per position, no two write one cell
+        cover = coverage(laid, index.k)
+        matched[first:first + step] = cover.sum(axis=1)
+        hit = cover > 0
+        covered[first:first + step, kept] = hit
+        tokens[first:first + step] = hit.sum(axis=1)
+        for u, (lo, hi) in enumerate(bounds.tolist()):
+            units[first:first + step, u] = cover[:, lo:hi].sum(axis=1)
+    return Side(partners, pattern, matched, tokens, covered, units)
+
+
+def _holdings(index: ClassIndex, partners: np.ndarray, weighted: np.ndarray, shared: Shared) -> np.ndarray:
+    """(partners, weighted) bool: which of ``weighted`` (a side's weighted fingerprints) each partner holds."""
     holds = np.zeros((len(partners), len(weighted)), dtype=bool)
     wide = shared.wide[weighted]
     holds[:, wide >= 0] = shared.holds[np.ix_(partners, wide[wide >= 0])]
@@ -176,25 +218,17 @@ def side(index: ClassIndex, doc: int, function_ranges: list[tuple[int, int]], pa
     at_partner = np.minimum(np.searchsorted(partners, partner_of), len(partners) - 1)
     found = partners[at_partner] == partner_of
     holds[at_partner[found], rows[found]] = True
-    column = np.searchsorted(weighted, ids)
-    column[column >= len(weighted)] = 0
-    mine = (len(weighted) > 0) & (weighted[column] == ids) & (index.weight[ids] > 0)
-    at, column, w = positions[mine], column[mine], index.weight[ids[mine]]
-    matched = np.zeros(len(partners))
-    tokens = np.zeros(len(partners), dtype=np.int64)
-    covered = np.zeros((len(partners), length), dtype=bool)
-    step = max(1, _CHUNK_CELLS // max(length, 1))
-    for first in range(0, len(partners), step):
-        chunk = holds[first:first + step]
-        laid = np.zeros((len(chunk), length))
-        laid[:, at] = chunk[:, column] * w          # with one fingerprint per position, no two write one cell
-        cover = coverage(laid, index.k)
-        matched[first:first + step] = cover.sum(axis=1)
-        covered[first:first + step] = cover > 0
-        tokens[first:first + step] = covered[first:first + step].sum(axis=1)
-        for u, (lo, hi) in enumerate(function_ranges):
-            units[first:first + step, u] = cover[:, lo:hi].sum(axis=1)
-    return Side(partners, matched, tokens, covered, units)
+    return holds
+
+
+def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a bool matrix, and for each row the index of its distinct row."""
+    if rows.shape[1] == 0:
+        return rows[:1], np.zeros(len(rows), dtype=np.int64)
+    packed = np.ascontiguousarray(np.packbits(rows, axis=1))
+    keys = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return rows[first], inverse.reshape(-1)
 
 
 def pair_coverage(index: ClassIndex, a: int, b: int) -> tuple[np.ndarray, np.ndarray]:

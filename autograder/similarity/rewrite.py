@@ -188,10 +188,19 @@ class Rewriter:
         return out or [ast.Pass()]
 
 
+#: The fields that hold statements, or the handlers and cases that hold them: statements nest only there (an
+#: expression, nine nodes in ten, never holds one), so only these are walked.
+_NESTING = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
 def _blocks(node: ast.AST, rewriter: Rewriter) -> None:
     """Rewrite every block under ``node``, innermost first (a loop body is simplified before the loop is)."""
-    for child in ast.iter_child_nodes(node):
-        _blocks(child, rewriter)
+    for attr in _NESTING:
+        children = getattr(node, attr, None)
+        if type(children) is list:
+            for child in children:
+                if isinstance(child, ast.AST):
+                    _blocks(child, rewriter)
     for attr in ("body", "orelse", "finalbody"):
         value = getattr(node, attr, None)
         if isinstance(value, list) and value and isinstance(value[0], ast.stmt):

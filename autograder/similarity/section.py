@@ -24,7 +24,8 @@ import html
 import io
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 from autograder.runtime.errors import GraderError
@@ -77,7 +78,7 @@ class SimilarityResult:
     def is_flagged(self, pair: Pair) -> bool:
         return pair.score >= self.threshold or len(pair.functions) >= FUNCTIONS_FLAGGED
 
-    @property
+    @cached_property
     def flagged(self) -> tuple[Pair, ...]:
         """The pairs at or above the threshold, then those below it that share whole functions."""
         return (tuple(p for p in self.pairs if p.score >= self.threshold)
@@ -171,7 +172,12 @@ def similarity_section(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD
             except GraderError:
                 base_cells = []
                 sources.append(f"none ({assignment} is not a built-in assignment; pass --base)")
-        docs = [document(s, found[s][1], settings) for s in students]
+        # Identical submissions (a copy handed in as it was) are normalised once, and share their arrays.
+        made: dict[tuple[str, ...], Document] = {}
+        docs = []
+        for s in students:
+            twin = made.get(found[s][1])
+            docs.append(replace(twin, name=s) if twin is not None else made.setdefault(found[s][1], document(s, found[s][1], settings)))
         documents.update({d.name: d for d in docs})
         starter = starter_lines(base_cells)
         compared = compare_class(docs, base_hashes(base_cells, settings), settings, starter)
@@ -251,10 +257,25 @@ def csv_pieces(result: SimilarityResult) -> Iterator[str]:
     text = io.StringIO(newline="")
     writer = csv.writer(text)
     writer.writerow(CSV_COLUMNS)
+    # A side's lines repeat: every partner holding the same of a submission's code covers the same lines
+    # (a tenth as many distinct sides as pairs at 1,000), so each is written out once.
+    lines: dict[LineSpans, str] = {}
+    names: dict[str, str] = {}          # each student's cell, made once
     for rank, p in enumerate(result.pairs, start=1):
-        writer.writerow([rank, cell(p.a), cell(p.b), f"{p.score:.4f}", "yes" if result.is_flagged(p) else "no",
-                         p.matched_tokens, cell(spans_text(p.lines_a)),
-                         cell(spans_text(p.lines_b)), cell(" ".join(p.functions))])
+        a = lines.get(p.lines_a)
+        if a is None:
+            a = lines[p.lines_a] = cell(spans_text(p.lines_a))
+        b = lines.get(p.lines_b)
+        if b is None:
+            b = lines[p.lines_b] = cell(spans_text(p.lines_b))
+        name_a = names.get(p.a)
+        if name_a is None:
+            name_a = names[p.a] = cell(p.a)
+        name_b = names.get(p.b)
+        if name_b is None:
+            name_b = names[p.b] = cell(p.b)
+        writer.writerow([rank, name_a, name_b, f"{p.score:.4f}", "yes" if result.is_flagged(p) else "no",
+                         p.matched_tokens, a, b, cell(" ".join(p.functions)) if p.functions else ""])
         if rank % _ROWS_AT_ONCE == 0:
             yield text.getvalue()
             text.seek(0)
