@@ -129,6 +129,9 @@ MISTAKES = register_mistakes(FAMILY, [
     ("gradient/wrong-axis", "softmax-wrong-axis", "(softmax over positions - 1) / N",
      lambda f: (_column_softmax(f, f["i"]) - 1) / f["N"],
      "That takes the softmax over the positions (axis 0); it runs over the {V} tokens of position {i}."),
+    ("gradient/logit-for-probability", "logits-not-probabilities", "(z[i, t] - 1) / N",
+     lambda f: (f["z"][f["i"]][f["t"]] - 1) / f["N"],
+     "That uses the raw logit z[{i}, {t}] where the softmax probability belongs."),
 ])
 #: Sign slips on wrong values too, so an x / -x pair does not surround only the key.
 register_sign_slips(FAMILY, MISTAKES, "logit/negated", ["logit/bias-dropped", "logit/neighbour-state"])
@@ -147,6 +150,8 @@ register_double_mistakes(FAMILY, MISTAKES, [
      lambda f: f["loss"] * f["N"] / math.log(2.0)),
     ("gradient/no-1-over-n", "gradient/no-onehot", "p",
      lambda f: f["p"]),
+    ("gradient/no-1-over-n", "gradient/wrong-axis", "softmax over positions - 1",
+     lambda f: _column_softmax(f, f["i"]) - 1),
 ])
 
 _NAMES = {part: [name for name in MISTAKES if name.startswith(part + "/")] for part in PARTS}
