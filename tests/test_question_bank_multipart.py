@@ -56,6 +56,27 @@ def test_a_seed_asks_the_same_part_as_its_item_and_every_part_is_drawn():
     assert drawn == {"logit", "probability", "loss", "gradient"}
 
 
+def test_one_part_draws_only_its_own_choices(monkeypatch):
+    """A variant costs one part: the choice draw (the costly step) runs once, not once per part."""
+    from question_bank.families import logits_to_gradient
+
+    calls = []
+    real = logits_to_gradient.numeric_options
+    monkeypatch.setattr(logits_to_gradient, "numeric_options", lambda *a, **k: calls.append(1) or real(*a, **k))
+    for seed in range(5):
+        calls.clear()
+        generate_variant(FAMILY, seed, "loss")
+        assert len(calls) == 1
+
+
+def test_the_parts_of_one_item_do_not_share_the_key_letter():
+    """Each part's key letter is drawn apart: shared, one part's letter would give away the rest."""
+    letters = [[next(c["id"] for c in v["choices"] if c["correct"]) for v in generate_item(FAMILY, seed)]
+               for seed in range(30)]
+    same = sum(len(set(row)) == 1 for row in letters)
+    assert same <= 4, f"{same} of 30 items put every part's key under one letter (chance about 1 in 64)"
+
+
 def _keys(seed: int):
     return [answer_key(v) for v in generate_item(FAMILY, seed)]
 

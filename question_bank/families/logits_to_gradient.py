@@ -14,20 +14,22 @@ mistakes, choices and tolerance; the scenario text is the same in each. A
 part that reads an earlier one carries a ``carry`` record (see
 :mod:`question_bank.answers`, :func:`carried_value`): how its key follows from
 the earlier part's answer, so a judge can say when a wrong answer is right
-given the student's own wrong earlier answer. Each part is built on every
-draw (in the order a, b, c, d), so the scenario and each part's choices do
-not depend on which part is asked.
+given the student's own wrong earlier answer. The seed's generator draws the
+scenario (kept only when every part has enough clearly different mistakes),
+the part a seed asks by itself, and a root; each part draws its choices from
+a generator of its own, seeded by the root and the part's index, so a variant
+builds one part only and is the same part whichever part its seed asks.
 """
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import numeric_options
-from question_bank.errors import Redraw
+from question_bank.choices import N_DISTRACTORS, can_pick_distractors, numeric_options
+from question_bank.errors import GenerationError, Redraw
 from question_bank.families._common import check_close, check_equal, float_answer, int_answer
 from question_bank.mistakes import (
     register_double_mistakes,
@@ -36,7 +38,7 @@ from question_bank.mistakes import (
     wrong_options,
 )
 from question_bank.registry import Family, register_family
-from question_bank.variant import Draft
+from question_bank.variant import Draft, Option
 from solutions import cross_entropy_loss, lm_head, softmax
 
 #: The parts in the order they build on each other, with the letter each is printed under.
@@ -157,6 +159,28 @@ register_double_mistakes(FAMILY, MISTAKES, [
 _NAMES = {part: [name for name in MISTAKES if name.startswith(part + "/")] for part in PARTS}
 
 
+#: Choice draws a part tries before giving up (a draw fails only when its shuffled pool is cut badly).
+CHOICE_DRAWS = 20
+
+
+def _part_options(root: int, part: str, value: Any, text: str, wrong: list[Option], note: str) -> list[Option]:
+    """A part's choices, drawn from its own generator (seeded by the scenario's root and the part).
+
+    The options come shuffled: :func:`question_bank.generate.assemble` shuffles every part of one
+    seed with the same permutation, which alone would put every part's key under the same letter.
+    """
+    index = PARTS.index(part)
+    for attempt in range(CHOICE_DRAWS):
+        rng = np.random.default_rng([root, index, attempt])
+        try:
+            options = numeric_options(rng, value, text, wrong, note)
+        except Redraw:
+            continue
+        return [options[int(k)] for k in rng.permutation(len(options))]
+    raise GenerationError(f"part {part!r} found no {N_DISTRACTORS} clearly different distractors in "
+                          f"{CHOICE_DRAWS} draws, though its scenario was checked to have them")
+
+
 @register_family
 class LogitsToGradient(Family):
     name = FAMILY
@@ -174,9 +198,20 @@ class LogitsToGradient(Family):
     def build_part(self, rng: np.random.Generator, part: str | None) -> Draft:
         """One part of the scenario drawn from ``rng``: ``part``, or a part drawn at random when ``None``.
 
-        The scenario and every part's choices are drawn whichever part is asked, so all parts of one
-        seed share one scenario (a :class:`Redraw` in any part redraws it for all of them).
+        ``rng`` draws the scenario, the part a seed asks by itself and a root for the parts; each
+        part draws its choices from its own generator, seeded by that root and its index, so one
+        part is built without the others and is the same part whichever part the seed asks. A
+        scenario is kept only when every part has enough clearly different mistakes, so a
+        :class:`Redraw` redraws the scenario for all parts alike.
         """
+        scenario = self._scenario(rng)
+        drawn = PARTS[int(rng.integers(len(PARTS)))]
+        root = int(rng.integers(2**62))
+        name = part or drawn
+        return self._part(root, {"part": name, **scenario})
+
+    def _scenario(self, rng: np.random.Generator) -> dict[str, Any]:
+        """The scenario's tables, drawn from ``rng``; a :class:`Redraw` when any part could not be asked."""
         N = int(rng.integers(2, 4))
         V = int(rng.integers(3, 5))
         hidden = rng.integers(-2, 3, size=(N, 2))                      # (N, C) with C = 2
@@ -186,60 +221,79 @@ class LogitsToGradient(Family):
         i = int(rng.integers(N))
         if not b_head[targets[i]]:
             raise Redraw("a zero bias at the asked logit would make the bias mistakes moot")
-        drawn = PARTS[int(rng.integers(len(PARTS)))]
         scenario = {"hidden": hidden.tolist(), "W_head": W_head.tolist(), "b_head": b_head.tolist(),
                     "targets": targets.tolist(), "position": i}
-        drafts = {name: self._part(rng, {"part": name, **scenario}) for name in PARTS}
-        return drafts[part or drawn]
+        if not self._usable(scenario):
+            raise Redraw("a part has fewer than three clearly different mistakes to offer")
+        return scenario
 
-    def _part(self, rng: np.random.Generator, parameters: dict[str, Any]) -> Draft:
-        facts = self.facts(parameters)
-        part, i, t, N = parameters["part"], facts["i"], facts["t"], facts["N"]
+    def _keys(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        """Every part's key, by the course's reference solutions."""
+        i = parameters["position"]
+        t = parameters["targets"][i]
         logits = lm_head(np.asarray(parameters["hidden"], dtype=np.float64)[None],
                          np.asarray(parameters["W_head"], dtype=np.float64),
                          np.asarray(parameters["b_head"], dtype=np.float64))          # (1, N, V)
         loss, dlogits = cross_entropy_loss(logits, np.asarray(parameters["targets"])[None])
-        probability = float(softmax(logits[0, i])[t])
-        render = fmt.integer if part == "logit" else fmt.num_tex
+        return {"logit": int(round(float(logits[0, i, t]))), "probability": float(softmax(logits[0, i])[t]),
+                "loss": float(loss), "gradient": float(dlogits[0, i, t])}
+
+    @staticmethod
+    def _render(part: str) -> Callable[[Any], str]:
+        return fmt.integer if part == "logit" else fmt.num_tex
+
+    def _usable(self, parameters: dict[str, Any]) -> bool:
+        """Whether every part has enough clearly different mistakes to draw its choices from."""
+        facts, keys = self.facts(parameters), self._keys(parameters)
+        for part in PARTS:
+            render = self._render(part)
+            wrong = wrong_options(MISTAKES, _NAMES[part], facts, render)
+            if not can_pick_distractors(keys[part], render(keys[part]), wrong):
+                return False
+        return True
+
+    def _part(self, root: int, parameters: dict[str, Any]) -> Draft:
+        facts = self.facts(parameters)
+        part, i, t, N = parameters["part"], facts["i"], facts["t"], facts["N"]
+        keys = self._keys(parameters)
+        value: Any = keys[part]
+        render = self._render(part)
         wrong = wrong_options(MISTAKES, _NAMES[part], facts, render)
+        text = render(value)
         z_row = ", ".join(fmt.exact(z) for z in facts["z"][i])
         if part == "logit":
-            value: Any = int(round(float(logits[0, i, t])))
             answer = int_answer(value)
             ask = f"What is the logit $z_{{{i},{t}}}$ of position {i}'s target token {t}?"
-            text, note = fmt.integer(value), "Correct: h @ W_head + b_head at the target token."
+            note = "Correct: h @ W_head + b_head at the target token."
             solution = (f"$z_{{{i},{t}}} = h_{i} \\cdot W_{{\\text{{head}}}}[:, {t}] + b_{{{t}}} = "
                         f"{fmt.exact(facts['z_no_bias'][i][t])} + {facts['b_t']} = {value}$.")
         elif part == "probability":
-            value = probability
             answer = float_answer(value)
             ask = (f"What probability does the softmax of position {i}'s logits give its target token {t}? "
                    f"(Subtract the row's maximum before exponentiating.)")
-            text, note = fmt.num_tex(value), "Correct: softmax over the position's tokens, shifted by its maximum."
+            note = "Correct: softmax over the position's tokens, shifted by its maximum."
             top = max(facts["z"][i])
             solution = (f"Position {i}'s logits are $z_{i} = ({z_row})$, maximum {fmt.exact(top)}. "
                         f"$p = e^{{{fmt.exact(facts['z'][i][t] - top)}}} / \\sum_k e^{{z_{{{i},k}} - {fmt.exact(top)}}} "
                         f"= {fmt.num(value)}$.")
         elif part == "loss":
-            value = float(loss)
             # the worked solution prints each term rounded; their sum over N carries that rounding
             answer = float_answer(value, unit="nats",
                                   printed_steps=[-math.log(q) / N for q in facts["target_probabilities"]])
             ask = f"What is the loss, the mean cross-entropy over the N = {N} positions (natural log)?"
-            text, note = fmt.num_tex(value), "Correct: the mean of -ln p over the positions' targets."
+            note = "Correct: the mean of -ln p over the positions' targets."
             terms = " + ".join(fmt.num(-math.log(p)) for p in facts["target_probabilities"])
             solution = (f"Each position's target probability is its softmax at the target: "
                         f"{', '.join(fmt.num(p) for p in facts['target_probabilities'])}. "
                         f"$L = ({terms}) / {N} = {fmt.num(value)}$ nats.")
         else:
-            value = float(dlogits[0, i, t])
             answer = float_answer(value)
             ask = (f"What is $\\partial L / \\partial z_{{{i},{t}}}$, the entry of dlogits at position {i} "
                    f"and its target token {t}?")
-            text, note = fmt.num_tex(value), "Correct: softmax minus one-hot, divided by N."
+            note = "Correct: softmax minus one-hot, divided by N."
             solution = (f"At the target the one-hot entry is 1, so $\\partial L/\\partial z_{{{i},{t}}} = "
-                        f"(p - 1)/N = ({fmt.num(probability)} - 1)/{N} = {fmt.num(value)}$.")
-        options = numeric_options(rng, answer.value, text, wrong, note)
+                        f"(p - 1)/N = ({fmt.num(keys['probability'])} - 1)/{N} = {fmt.num(value)}$.")
+        options = _part_options(root, part, answer.value, text, wrong, note)
         label = LABELS[part]
         stem = f"{self.scenario_text(parameters)}\n\n**Part ({label})** of {len(PARTS)}. {ask}"
         return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
