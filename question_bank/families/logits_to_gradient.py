@@ -65,6 +65,22 @@ def _mean(values: list[float]) -> float:
     return math.fsum(values) / len(values)
 
 
+def _whole_array(rows: list[list[float]], n: int, j: int) -> float:
+    """``e^rows[n][j]`` over the sum of ``e`` to every entry of every row: one normalisation for the whole array."""
+    top = max(max(row) for row in rows)
+    return math.exp(rows[n][j] - top) / math.fsum(math.exp(z - top) for row in rows for z in row)
+
+
+def _loss(rows: list[list[float]], targets: list[int]) -> float:
+    """Mean of ``-ln softmax(row)[target]`` over the rows."""
+    return _mean([-math.log(_softmax(row, t)) for row, t in zip(rows, targets)])
+
+
+def _column_indexed_loss(rows: list[list[float]], targets: list[int]) -> float:
+    """Mean of ``-ln probs[:, targets]``: every position scored on every position's target (an N x N block)."""
+    return _mean([-math.log(_softmax(row, t)) for row in rows for t in targets])
+
+
 #: Every wrong value of every part: (name, misconception, formula, compute, feedback).
 MISTAKES = register_mistakes(FAMILY, [
     # (a) the logit z[i, t] = h_i . W[:, t] + b[t]
@@ -99,6 +115,12 @@ MISTAKES = register_mistakes(FAMILY, [
     ("probability/bias-dropped", "logit-bias-dropped", "softmax(h_i @ W_head)[t]",
      lambda f: _softmax(f["z_no_bias"][f["i"]], f["t"]),
      "That leaves the bias out of the logits: z = h @ W_head + b_head."),
+    ("probability/neighbour-row", "off-by-one-alignment", "softmax(z[i±1])[t]",
+     lambda f: _softmax(f["z"][f["neighbour"]], f["t"]),
+     "That is the softmax of position {neighbour}'s logits; position {i}'s probabilities come from its own row z[{i}]."),
+    ("probability/other-token", "target-column-indexing", "softmax(z[i])[t_other]",
+     lambda f: _softmax(f["z"][f["i"]], f["other"]),
+     "That is the probability of token {other}; the target of position {i} is token {t}."),
     # (c) L = mean over n of -ln p_n
     ("loss/no-1-over-n", "missing-1-over-n", "sum over n of -ln p_n",
      lambda f: f["loss"] * f["N"],
@@ -115,6 +137,28 @@ MISTAKES = register_mistakes(FAMILY, [
     ("loss/over-vocab", "divide-by-vocab", "sum over n of -ln p_n, divided by V",
      lambda f: f["loss"] * f["N"] / f["V"],
      "That divides by V = {V}; the mean runs over the N = {N} positions."),
+    ("loss/log-base-10", "wrong-log-base", "mean of -log10 p_n",
+     lambda f: f["loss"] / math.log(10.0),
+     "Cross-entropy uses the natural log (nats), not log base 10."),
+    ("loss/column-indexing", "target-column-indexing", "mean of -ln probs[:, targets] (an N x N block)",
+     lambda f: _column_indexed_loss(f["z"], f["targets"]),
+     "probs[:, targets] scores every position on every position's target (an N x N block); "
+     "each position n is scored on its own target only, probs[arange(N), targets]."),
+    ("loss/bias-dropped", "logit-bias-dropped", "the mean cross-entropy of h @ W_head",
+     lambda f: _loss(f["z_no_bias"], f["targets"]),
+     "That leaves the bias out of the logits: z = h @ W_head + b_head."),
+    ("loss/bias-twice", "factor-counted-twice", "the mean cross-entropy of h @ W_head + 2 b_head",
+     lambda f: _loss([[z + b for z, b in zip(row, f["b_head"])] for row in f["z"]], f["targets"]),
+     "That adds the bias b_head twice to the logits."),
+    ("loss/shifted-targets", "off-by-one-alignment", "mean over n < N-1 of -ln softmax(z[n])[t_(n+1)]",
+     lambda f: _loss(f["z"][:-1], f["targets"][1:]),
+     "That scores position n on the target of position n + 1; each position's target is already the next token."),
+    ("loss/base-2-softmax", "wrong-log-base", "mean of -ln of the base-2 softmax",
+     lambda f: _mean([-math.log(_softmax(row, t, base=2.0)) for row, t in zip(f["z"], f["targets"])]),
+     "Softmax exponentiates with base e, not 2."),
+    ("loss/whole-array", "softmax-whole-array", "mean of -ln e^z[n,t_n] / sum over all N*V logits",
+     lambda f: _mean([-math.log(_whole_array(f["z"], n, t)) for n, t in enumerate(f["targets"])]),
+     "That normalises over every logit of every position; each position's softmax runs over its {V} tokens."),
     # (d) dlogits[i, t] = (p - 1) / N
     ("gradient/no-1-over-n", "missing-1-over-n", "(p - 1)",
      lambda f: f["p"] - 1,
@@ -134,12 +178,27 @@ MISTAKES = register_mistakes(FAMILY, [
     ("gradient/logit-for-probability", "logits-not-probabilities", "(z[i, t] - 1) / N",
      lambda f: (f["z"][f["i"]][f["t"]] - 1) / f["N"],
      "That uses the raw logit z[{i}, {t}] where the softmax probability belongs."),
+    ("gradient/whole-array", "softmax-whole-array", "(e^z[i,t] / sum over all N*V logits - 1) / N",
+     lambda f: (_whole_array(f["z"], f["i"], f["t"]) - 1) / f["N"],
+     "That normalises over every logit of every position; the softmax runs over the {V} tokens of position {i}."),
+    ("gradient/bias-dropped", "logit-bias-dropped", "(softmax(h_i @ W_head)[t] - 1) / N",
+     lambda f: (_softmax(f["z_no_bias"][f["i"]], f["t"]) - 1) / f["N"],
+     "That leaves the bias out of the logits: z = h @ W_head + b_head."),
+    ("gradient/log-probability", "log-for-probability", "(ln p - 1) / N",
+     lambda f: (math.log(f["p"]) - 1) / f["N"],
+     "That uses the log-probability ln p, which the loss computes, where the softmax probability p belongs."),
+    ("gradient/neighbour-row", "off-by-one-alignment", "(softmax(z[i±1])[t] - 1) / N",
+     lambda f: (_softmax(f["z"][f["neighbour"]], f["t"]) - 1) / f["N"],
+     "That takes the softmax of position {neighbour}'s logits; the entry at position {i} uses its own row."),
+    ("gradient/mean-over-all-entries", "divide-by-vocab", "(p - 1) / (N V)",
+     lambda f: (f["p"] - 1) / (f["N"] * f["V"]),
+     "That divides by N V = {N} * {V}, as if the loss averaged every logit; the mean runs over the N = {N} positions."),
 ])
 #: Sign slips on wrong values too, so an x / -x pair does not surround only the key.
 register_sign_slips(FAMILY, MISTAKES, "logit/negated", ["logit/bias-dropped", "logit/neighbour-state"])
-register_sign_slips(FAMILY, MISTAKES, "loss/sign", ["loss/no-1-over-n", "loss/log-base-2", "loss/wrong-axis"])
+register_sign_slips(FAMILY, MISTAKES, "loss/sign", ["loss/no-1-over-n", "loss/log-base-2"])
 register_sign_slips(FAMILY, MISTAKES, "gradient/negated",
-                    ["gradient/no-1-over-n", "gradient/over-vocab", "gradient/wrong-axis"])
+                    ["gradient/no-1-over-n", "gradient/over-vocab", "gradient/wrong-axis", "gradient/no-onehot"])
 #: Two mistakes at once, so the key is not the one choice every distractor is one slip from.
 register_double_mistakes(FAMILY, MISTAKES, [
     ("logit/bias-dropped", "logit/neighbour-state", "h_(i±1) @ W_head[:, t]",
@@ -154,6 +213,18 @@ register_double_mistakes(FAMILY, MISTAKES, [
      lambda f: f["p"]),
     ("gradient/no-1-over-n", "gradient/wrong-axis", "softmax over positions - 1",
      lambda f: _column_softmax(f, f["i"]) - 1),
+    ("gradient/no-1-over-n", "gradient/whole-array", "e^z[i,t] / sum over all N*V logits - 1",
+     lambda f: _whole_array(f["z"], f["i"], f["t"]) - 1),
+    ("gradient/logit-for-probability", "gradient/no-1-over-n", "z[i, t] - 1",
+     lambda f: f["z"][f["i"]][f["t"]] - 1),
+    ("gradient/log-probability", "gradient/no-1-over-n", "ln p - 1",
+     lambda f: math.log(f["p"]) - 1),
+    ("probability/neighbour-row", "probability/bias-dropped", "softmax(h_(i±1) @ W_head)[t]",
+     lambda f: _softmax(f["z_no_bias"][f["neighbour"]], f["t"])),
+    ("loss/log-base-10", "loss/no-1-over-n", "sum over n of -log10 p_n",
+     lambda f: f["loss"] * f["N"] / math.log(10.0)),
+    ("loss/bias-dropped", "loss/no-1-over-n", "sum over n of -ln p_n from h @ W_head",
+     lambda f: _loss(f["z_no_bias"], f["targets"]) * f["N"]),
 ])
 
 _NAMES = {part: [name for name in MISTAKES if name.startswith(part + "/")] for part in PARTS}
