@@ -113,8 +113,9 @@ def _exam_record(bundle: dict[str, Any]) -> dict[str, Any]:
     if exam is None:
         raise QuestionBankError("--format paper prints an exam: pass --exam SPEC.yaml (slots with points and a "
                                 "total); for a practice sheet use --format html.")
-    # a multi-part item is one question of its slot, printed as its parts
-    questions = {(v["slot"], v.get("part", {}).get("item")) for v in bundle["sheets"][0]["variants"]}
+    # a multi-part item is one question of its slot, printed as its parts; any other variant is one
+    # question by its own id (keying it by a missing item would count a pool of -n 3 as one question)
+    questions = {(v["slot"], v["part"]["item"] if "part" in v else v["id"]) for v in bundle["sheets"][0]["variants"]}
     if len(questions) != len(exam["slots"]):
         raise QuestionBankError(f"--format paper prints one question per slot, but -n {bundle['n_per_family']} "
                                 "asks for a pool per slot; drop -n (it sizes LMS groups).")
