@@ -15,6 +15,7 @@ from question_bank.generate import (
     GenerateResult,
     build_bundle,
     generate_sheet,
+    generate_item,
     generate_variant,
     run_generate,
 )
@@ -27,6 +28,6 @@ from question_bank.stress import StressReport, run_stress
 
 __all__ = [
     "Family", "GenerateRequest", "GenerateResult", "StressReport",
-    "build_bundle", "families", "family_names", "generate_sheet", "generate_variant",
+    "build_bundle", "families", "family_names", "generate_item", "generate_sheet", "generate_variant",
     "get_family", "register_family", "run_generate", "run_stress",
 ]

@@ -268,6 +268,10 @@ def answer_key(variant: dict[str, Any], inline: Callable[[str], str] = str,
         } for m in variant.get("mistakes", [])],
         "solution": block(variant["solution"]),
     }
+    part = variant.get("part")
+    if part is not None:
+        key["part"] = {"label": part["label"], "index": part["index"], "count": part["count"],
+                       "item": part["item"], "carry": part["carry"]}
     if answer["kind"] in ARRANGEMENT_KINDS:
         # a verdict names the steps or options it is about, so it needs their texts
         for entry, choice in zip(key["choices"], variant["choices"]):
@@ -331,6 +335,75 @@ def judge(key: dict[str, Any], response: Any) -> Verdict:
         if choice[field] == response:
             return _verdict_for(choice)
     return Verdict(False, _unknown_mistake(key))
+
+
+# --- multi-part items: an error carried from an earlier part --------------------------------
+
+#: The misconception a carried error is reported under.
+CARRIED_ERROR = "Carried error from an earlier part"
+
+
+def carried_value(carry: dict[str, Any], earlier: Any) -> float | None:
+    """What a part's key becomes when the earlier part it reads is answered ``earlier``.
+
+    Operations: ``softmax_with`` puts ``earlier`` at ``row[index]`` and returns
+    the softmax (max-shifted) at ``index``; ``affine`` is ``offset + scale * x``;
+    ``affine_log`` is ``offset + scale * ln(x)`` (``None`` for ``x <= 0``).
+    ``None`` too when ``earlier`` is no number or the result is not finite.
+    """
+    if not is_number(earlier):
+        return None
+    x = float(earlier)
+    op = carry["op"]
+    try:
+        if op == "softmax_with":
+            row = [float(z) for z in carry["row"]]
+            row[carry["index"]] = x
+            top = max(row)
+            value = math.exp(row[carry["index"]] - top) / math.fsum(math.exp(z - top) for z in row)
+        elif op == "affine":
+            value = carry["offset"] + carry["scale"] * x
+        elif op == "affine_log":
+            if x <= 0:
+                return None
+            value = carry["offset"] + carry["scale"] * math.log(x)
+        else:
+            raise ValueError(f"unknown carry operation {op!r}")
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def judge_part(key: dict[str, Any], response: Any, earlier_key: dict[str, Any] | None = None,
+               earlier_response: Any = None) -> Verdict:
+    """:func:`judge`, and for a part of a multi-part item a note when a wrong answer is right given
+    the student's own wrong answer ``earlier_response`` to the part its key is computed from.
+
+    The note is given only when the earlier answer is wrong, the value it carries to this part is
+    apart from this part's key (else the answer is just wrong) and ``response`` matches that value
+    and no named mistake or choice of this part: a value two explanations fit names neither.
+    """
+    verdict = judge(key, response)
+    carry = (key.get("part") or {}).get("carry")
+    if verdict.correct or carry is None or earlier_key is None or earlier_response is None:
+        return verdict
+    if _accepted(earlier_key, earlier_response):
+        return verdict
+    carried = carried_value(carry, earlier_response)
+    if carried is None or matches("float", key["value"], carried, key["rtol"], key["atol"]):
+        return verdict
+    if not matches("float", carried, response, key["rtol"] or 0.0, key["atol"] or 0.0):
+        return verdict
+    others = [c["value"] for c in key["choices"]] + [m["value"] for m in key.get("mistakes", [])]
+    if any(matches("float", other, response, key["rtol"] or 0.0, key["atol"] or 0.0) for other in others):
+        return verdict
+    label = earlier_key["part"]["label"]
+    return Verdict(False, f"Carried error: this is right for your answer to part ({label}), which is not "
+                          f"right. Fix part ({label}) first; the method of this part holds.", CARRIED_ERROR)
+
+
+def _accepted(key: dict[str, Any], response: Any) -> bool:
+    return matches(key["kind"], key["value"], response, key["rtol"], key["atol"])
 
 
 def _verdict_for(choice: dict[str, Any]) -> Verdict:

@@ -110,6 +110,18 @@ def known_mistakes(answer_value: Any, candidates: Sequence[Option]) -> list[Opti
     return kept
 
 
+def can_pick_distractors(answer_value: Any, answer_text: str, candidates: Sequence[Option],
+                         k: int = N_DISTRACTORS) -> bool:
+    """Whether ``candidates`` hold ``k`` distractors :func:`numeric_options` could show, whatever its draw.
+
+    A family whose parts draw their choices apart (one generator each) asks this of every part
+    before it keeps a scenario, so a scenario one part cannot use is redrawn for all parts alike.
+    Greedy, so it may refuse a pool a cleverer search would accept: that only redraws more often.
+    """
+    pool = [option for option in known_mistakes(answer_value, candidates) if option.text != answer_text]
+    return len(_separated_run(pool, k)) == k
+
+
 def numeric_options(
     rng: np.random.Generator,
     answer_value: Any,

@@ -21,6 +21,11 @@ because "param-count" alone could give one student a full total and another
 a LayerNorm count. ``total`` must equal the sum of the points, which catches
 a slot dropped while editing.
 
+A multi-part family (``logits-to-gradient``) named without ``subquestion:``
+fills its slot with the whole item: every part of one scenario, in order,
+the slot's points split evenly over the parts (in hundredths). Naming one of
+its parts asks that part alone, its scenario printed with it.
+
 Optional ``course:``, ``date:`` (free text, e.g. ``2025-03-14 10:00``) and
 ``duration:`` (e.g. ``90 minutes``) are printed in the header of a paper exam
 (``--format paper``); they change no question.
@@ -42,7 +47,14 @@ from typing import Any
 import yaml
 
 from question_bank.errors import QuestionBankError, require_at_least_one
-from question_bank.generate import BUNDLE_SCHEMA, DRAWS_PER_QUESTION, check_roster_salt, generate_variant, stem_key
+from question_bank.generate import (
+    BUNDLE_SCHEMA,
+    DRAWS_PER_QUESTION,
+    check_roster_salt,
+    generate_item,
+    generate_variant,
+    stem_key,
+)
 from question_bank.registry import get_family
 from question_bank.seeding import student_seed, variant_seed
 from question_bank.variant import answer_matches
@@ -183,11 +195,13 @@ def _parse_slot(entry: Any, where: str) -> ExamSlot:
     family = get_family(str(entry["family"]))
     subs = family.subquestions()
     sub = entry.get("subquestion")
+    if sub is None and family.parts:
+        sub = ""   # a multi-part family's slot without a sub-question asks the whole item
     if sub is None and subs != ("",):
         raise QuestionBankError(f"{where}: family {family.name!r} asks several tasks; add `subquestion:` with "
                                 f"one of {', '.join(subs)}.")
     sub = "" if sub is None else str(sub)
-    if sub not in subs:
+    if sub not in subs and not (family.parts and sub == ""):
         allowed = "none (the family asks one task)" if subs == ("",) else ", ".join(subs)
         raise QuestionBankError(f"{where}: family {family.name!r} has no sub-question {sub!r}; "
                                 f"allowed: {allowed}.")
@@ -210,6 +224,8 @@ def slot_variants(slot: ExamSlot, number: int, root_seed: int, n: int,
         QuestionBankError: when the draws run out before ``n`` different stems appear.
     """
     family = get_family(slot.family)
+    if family.parts and not slot.subquestion:
+        return _item_slot_variants(slot, number, root_seed, n, tolerance)
     budget = DRAWS_PER_QUESTION * n * len(family.subquestions()) + 100
     seen: set[str] = set()
     found: list[dict[str, Any]] = []
@@ -229,6 +245,37 @@ def slot_variants(slot: ExamSlot, number: int, root_seed: int, n: int,
             return found
     raise QuestionBankError(f"slot {number} ({slot.label}) gave only {len(found)} different questions in "
                             f"{budget} draws; ask for a smaller pool (-n {max(len(found), 1)}).")
+
+
+def part_points(points: float, count: int) -> list[float]:
+    """A slot's points split over ``count`` parts in hundredths, the remainder on the first parts."""
+    hundredths = round(points * 100)
+    share, extra = divmod(hundredths, count)
+    return [(share + (1 if k < extra else 0)) / 100 for k in range(count)]
+
+
+def _item_slot_variants(slot: ExamSlot, number: int, root_seed: int, n: int,
+                        tolerance: Tolerance) -> list[dict[str, Any]]:
+    """``n`` whole items of a multi-part family for ``slot``: every part of one scenario in order, each
+    marked with the slot and its share of the points; an item where the tolerance would accept a
+    known mistake in any part is skipped as a whole, so the parts keep one scenario."""
+    family = get_family(slot.family)
+    shares = part_points(slot.points, len(family.parts))
+    seen: set[str] = set()
+    found: list[dict[str, Any]] = []
+    budget = DRAWS_PER_QUESTION * n + 100
+    for index in range(budget):
+        item = [tolerance.apply(v) for v in
+                generate_item(slot.family, variant_seed(root_seed, f"{slot.family}#slot{number}", index))]
+        key = stem_key(item[0]) if item[0] is not None else ""
+        if any(v is None for v in item) or key in seen:
+            continue
+        seen.add(key)
+        found += [{**v, "slot": number, "points": share} for v, share in zip(item, shares)]
+        if len(seen) == n:
+            return found
+    raise QuestionBankError(f"slot {number} ({slot.label}) gave only {len(seen)} different items in "
+                            f"{budget} draws; ask for a smaller pool (-n {max(len(seen), 1)}).")
 
 
 def exam_sheet(spec: ExamSpec, root_seed: int, per_slot: int = 1,

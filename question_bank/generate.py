@@ -39,11 +39,12 @@ MAX_REDRAWS = 200
 BUNDLE_SCHEMA = 1
 
 
-def generate_variant(family: str, seed: int) -> dict[str, Any]:
+def generate_variant(family: str, seed: int, part: str | None = None) -> dict[str, Any]:
     """Variant of ``family`` drawn from ``np.random.default_rng(seed)``.
 
     The same family, version and seed always give the same dict (and the
-    same JSON bytes).
+    same JSON bytes). ``part`` asks a multi-part family for that part of the
+    seed's scenario; without it such a family's seed draws its part too.
 
     Raises:
         UnknownFamilyError: if the family does not exist.
@@ -51,8 +52,10 @@ def generate_variant(family: str, seed: int) -> dict[str, Any]:
             invalid variant (both are bugs in the family).
     """
     fam = get_family(family)
+    if part is not None and part not in fam.parts:
+        raise GenerationError(f"family {family!r} has no part {part!r}; its parts: {', '.join(fam.parts) or 'none'}")
     rng = np.random.default_rng(int(seed))
-    draft = _draw(fam, rng, seed)
+    draft = _draw(fam, rng, seed, part)
     variant = assemble(fam, int(seed), draft, rng)
     problems = validate_variant(variant)
     if problems:
@@ -60,10 +63,19 @@ def generate_variant(family: str, seed: int) -> dict[str, Any]:
     return variant
 
 
-def _draw(fam: Family, rng: np.random.Generator, seed: int) -> Draft:
+def generate_item(family: str, seed: int) -> list[dict[str, Any]]:
+    """The variants one seed of ``family`` asks: every part of a multi-part family's scenario, in order,
+    else the one variant."""
+    fam = get_family(family)
+    if not fam.parts:
+        return [generate_variant(family, seed)]
+    return [generate_variant(family, seed, part) for part in fam.parts]
+
+
+def _draw(fam: Family, rng: np.random.Generator, seed: int, part: str | None = None) -> Draft:
     for _ in range(MAX_REDRAWS):
         try:
-            return fam.build(rng)
+            return fam.build(rng) if part is None else fam.build_part(rng, part)
         except Redraw:
             continue
     raise GenerationError(f"family {fam.name!r} rejected {MAX_REDRAWS} draws in a row for seed {seed}")
@@ -106,9 +118,12 @@ def assemble(fam: Family, seed: int, draft: Draft, rng: np.random.Generator) -> 
         record["slots"] = list(answer.slots)
     if answer.kind == "ordering":
         record["rules"] = list(answer.rules)
+    item_id = f"{fam.name}-v{fam.version}-{seed}"
+    extra = {} if draft.part is None else {"part": {"item": item_id, **draft.part}}
     return canonical(_group_commas({
+        **extra,
         "schema": SCHEMA_VERSION,
-        "id": f"{fam.name}-v{fam.version}-{seed}",
+        "id": item_id if draft.part is None else f"{item_id}-{draft.part['label']}",
         "family": fam.name,
         "version": fam.version,
         "seed": seed,
@@ -179,7 +194,8 @@ def stem_key(variant: dict[str, Any]) -> str:
 
 
 def distinct_variants(family: str, n: int, root_seed: int) -> list[dict[str, Any]]:
-    """``n`` variants of ``family`` with pairwise different stems, drawn from ``root_seed``.
+    """``n`` variants of ``family`` with pairwise different stems, drawn from ``root_seed``
+    (``n`` items of a multi-part family: each item's parts in order, so ``n`` times its part count).
 
     Seeds ``variant_seed(root_seed, family, 0, 1, ...)`` are tried in order and a
     variant whose stem was already drawn is skipped, so a set never repeats a question.
@@ -196,15 +212,16 @@ def distinct_variants(family: str, n: int, root_seed: int) -> list[dict[str, Any
     seen: set[str] = set()
     variants: list[dict[str, Any]] = []
     for index in range(DRAWS_PER_QUESTION * n + 100):
-        variant = generate_variant(family, variant_seed(root_seed, family, index))
-        key = stem_key(variant)
+        # a multi-part family's question is its whole item: every part of one scenario, in order
+        item = generate_item(family, variant_seed(root_seed, family, index))
+        key = stem_key(item[0])
         if key not in seen:
             seen.add(key)
-            variants.append(variant)
-            if len(variants) == n:
+            variants += item
+            if len(seen) == n:
                 return variants
-    raise QuestionBankError(f"family {family!r} gave only {len(variants)} different questions in "
-                            f"{index + 1} draws; ask for at most -n {len(variants)}.")
+    raise QuestionBankError(f"family {family!r} gave only {len(seen)} different questions in "
+                            f"{index + 1} draws; ask for at most -n {len(seen)}.")
 
 
 def generate_sheet(families: list[str], n: int, root_seed: int,

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from question_bank.answers import ResponseError, answer_key, judge, parse_response
+from question_bank.answers import ResponseError, answer_key, judge_part, parse_response
 from question_bank.errors import QuestionBankError, require_at_least_one
 from question_bank.exporters import points_note
 from question_bank.exporters._markup import to_text
@@ -107,13 +107,15 @@ def run_quiz(variants: list[dict[str, Any]], stdin: TextIO, stdout: TextIO,
     """
     right = answered = 0
     total = len(variants)
+    # a multi-part item's earlier answers, by (item id, part index), for the carried-error note
+    earlier: dict[tuple[str, int], tuple[dict[str, Any], Any]] = {}
     header = f"Practice quiz: {total} question{'s' if total != 1 else ''}"
     if seed is not None:
         header += f" (seed {seed}; `grader practice --seed {seed}` repeats it)"
     _say(stdout, header + f". Type {'/'.join(QUIT_WORDS[:2])} to stop, skip to see the solution.\n")
     try:
         for number, variant in enumerate(variants, start=1):
-            outcome = ask(number, total, variant, stdin, stdout)
+            outcome = ask(number, total, variant, stdin, stdout, earlier)
             if outcome is None:
                 return _finish(stdout, QuizResult(right, answered, total, completed=False))
             answered += 1
@@ -123,13 +125,20 @@ def run_quiz(variants: list[dict[str, Any]], stdin: TextIO, stdout: TextIO,
     return _finish(stdout, QuizResult(right, answered, total, completed=True))
 
 
-def ask(number: int, total: int, variant: dict[str, Any], stdin: TextIO, stdout: TextIO) -> bool | None:
+def ask(number: int, total: int, variant: dict[str, Any], stdin: TextIO, stdout: TextIO,
+        earlier: dict[tuple[str, int], tuple[dict[str, Any], Any]] | None = None) -> bool | None:
     """Ask one question until it gets a readable answer.
 
+    ``earlier`` holds the keys and answers of the multi-part items' parts asked so far (this
+    part's answer is added); a part that reads one of them is judged with :func:`judge_part`.
     Returns whether the answer was right (a skip is wrong), or ``None`` when
     the student quits or the input ends.
     """
+    earlier = {} if earlier is None else earlier
     key = answer_key(variant)
+    part = variant.get("part")
+    carry = part["carry"] if part else None
+    before = earlier.get((part["item"], carry["from"])) if carry else None
     _say(stdout, render_question(number, total, variant))
     while True:
         stdout.write(f"Your answer ({_prompt(variant['answer'])}): ")
@@ -149,7 +158,9 @@ def ask(number: int, total: int, variant: dict[str, Any], stdin: TextIO, stdout:
         except ResponseError as exc:
             _say(stdout, str(exc))
             continue
-        verdict = judge(key, response)
+        verdict = judge_part(key, response, *(before or (None, None)))
+        if part:
+            earlier[(part["item"], part["index"])] = (key, response)
         if verdict.correct:
             head = "Right."
         else:

@@ -39,6 +39,10 @@ class Family(abc.ABC):
             family asks one task. Exam slots pin it, and the stress test
             measures answer cues per sub-question.
         subquestion_values: every value that parameter takes.
+        parts: multi-part families only: the parts of one item, in the order they build on
+            each other (also their sub-questions). Such a family implements
+            :meth:`build_part`; one seed gives one scenario, and each part is a variant of
+            its own (see :func:`question_bank.generate.generate_item`).
     """
 
     name: ClassVar[str]
@@ -50,6 +54,7 @@ class Family(abc.ABC):
     distinct_items: ClassVar[int | None] = None
     subquestion_key: ClassVar[str | None] = None
     subquestion_values: ClassVar[tuple[str, ...]] = ("",)
+    parts: ClassVar[tuple[str, ...]] = ()
 
     @abc.abstractmethod
     def build(self, rng: np.random.Generator) -> Draft:
@@ -58,6 +63,11 @@ class Family(abc.ABC):
         The correct answer must come from ``solutions/``. Raise
         :class:`question_bank.errors.Redraw` to reject an unusable draw.
         """
+
+    def build_part(self, rng: np.random.Generator, part: str | None) -> Draft:
+        """Multi-part families: the part ``part`` of the scenario drawn from ``rng`` (a drawn part when
+        ``None``); the same ``rng`` state must give the same scenario whichever part is asked."""
+        raise NotImplementedError(f"family {self.name!r} has no parts")
 
     def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
         """What the family's mistake formulas read: the parameters and quantities derived from them.

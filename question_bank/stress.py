@@ -9,7 +9,9 @@ For each family, :func:`run_stress` draws ``n`` variants and, for each one:
 * recomputes the answer by the family's independent ``check`` (exact
   fractions, brute force or a second formula; never ``solutions/``);
 * regenerates every :data:`DETERMINISM_EVERY`-th seed and compares the JSON
-  bytes.
+  bytes, and for a multi-part family builds that seed's whole item and checks
+  its parts (:func:`item_problems`: one scenario, every key recomputed, each
+  carry giving the key from the earlier part's key).
 
 It then counts distinct variants (by parameters and stem), tallies where the
 correct choice lands, tests that spread for uniformity with a chi-square
@@ -30,10 +32,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from question_bank.answers import ARRANGEMENT_KINDS, answer_key, judge, parse_response
+from question_bank.answers import ARRANGEMENT_KINDS, answer_key, carried_value, judge, matches, parse_response
 from question_bank.cues import CueTally, cue_table
 from question_bank.errors import QuestionBankError, require_at_least_one
-from question_bank.generate import generate_variant
+from question_bank.generate import generate_item, generate_variant
 from question_bank.registry import get_family, resolve_families
 from question_bank.seeding import variant_seed
 from question_bank.variant import to_json
@@ -148,6 +150,8 @@ def stress_family(name: str, n: int, seed: int = 0) -> FamilyStress:
         problems = _safe_check(family.check, variant)
         if variant["answer"]["kind"] in ARRANGEMENT_KINDS:
             problems += arrangement_problems(family, variant, thorough=index % DETERMINISM_EVERY == 0)
+        if family.parts and index % DETERMINISM_EVERY == 0:
+            problems += item_problems(name, s, variant)
         if index % DETERMINISM_EVERY == 0 and to_json(generate_variant(name, s)) != to_json(variant):
             problems.append("the same seed gave different JSON")
         if problems:
@@ -164,6 +168,31 @@ def stress_family(name: str, n: int, seed: int = 0) -> FamilyStress:
     row.uniform_p = _uniformity_p(hits)
     row.ms_per_variant = 1000 * generation_seconds / n
     return row
+
+
+def item_problems(family: str, seed: int, variant: dict[str, Any]) -> list[str]:
+    """A multi-part item's parts agree: the seed's variant is its own part of the item, every part
+    prints the same scenario, each part's family check passes, and each carry, fed the earlier part's
+    key, gives this part's key (so a carried-error note reproduces the key's own computation)."""
+    item = generate_item(family, seed)
+    fam = get_family(family)
+    problems = []
+    if item[variant["part"]["index"]] != variant:
+        problems.append("the seed's variant differs from the same part of its item")
+    scenario = [{k: v for k, v in part["parameters"].items() if k != fam.subquestion_key} for part in item]
+    if any(other != scenario[0] for other in scenario[1:]):
+        problems.append("the parts of one item print different scenarios")
+    for part in item:
+        problems += [f"part ({part['part']['label']}): {p}" for p in _safe_check(fam.check, part)]
+        carry = part["part"]["carry"]
+        if carry is None:
+            continue
+        carried = carried_value(carry, item[carry["from"]]["answer"]["value"])
+        answer = part["answer"]
+        if carried is None or not matches("float", answer["value"], carried, answer["rtol"], answer["atol"]):
+            problems.append(f"part ({part['part']['label']})'s carry gives {carried!r} from part "
+                            f"({item[carry['from']]['part']['label']})'s key, not its key {answer['value']!r}")
+    return problems
 
 
 #: Arrangements judged per ordering or matching variant (all of them when there are fewer).

@@ -34,6 +34,16 @@ with this layout (schema 2)::
       "solution": "Markdown worked solution"
     }
 
+A part of a multi-part item (a family with ``parts``) adds ``"part"``::
+
+      "part": {"item": "logits-to-gradient-v1-123",  # the item's id; the variant's id adds "-c"
+               "index": 2, "count": 4, "label": "c", "name": "loss",
+               "carry": {"from": 1, "op": "affine_log", "offset": 0.8, "scale": -0.5}}
+
+``carry`` (``null`` for a part that reads no earlier one) says how the
+part's key follows from the answer to part ``from``; see
+:func:`question_bank.answers.carried_value` for its operations.
+
 Ordering and matching answers hold one choice id per slot as their value
 (``["e", "a", "c", "d"]``), and add ``"slots"`` (the positions or left-hand
 items, each with notes on its wrong pairs) and, for an ordering, ``"rules"``
@@ -151,6 +161,9 @@ class Draft:
     #: Every wrong value the family knows for this question, drawn as a choice
     #: or not; exporters and judges name a typed answer that matches one.
     mistakes: list[Option] = field(default_factory=list)
+    #: Multi-part families only: where this part sits in its item and how its key follows
+    #: from the earlier part it reads (see :func:`_check_part`); ``None`` for a one-part question.
+    part: dict[str, Any] | None = None
 
 
 def canonical(obj: Any) -> Any:
@@ -245,6 +258,8 @@ def validate_variant(variant: dict[str, Any]) -> list[str]:
     else:
         problems += _check_choices(variant["choices"], answer)
     problems += _check_mistakes(variant["mistakes"], variant["choices"], answer)
+    if "part" in variant:
+        problems += _check_part(variant["part"])
     try:
         if canonical(variant) != variant or json.loads(to_json(variant)) != variant:
             problems.append("variant is not canonical JSON data (unrounded float, tuple or numpy value)")
@@ -252,6 +267,32 @@ def validate_variant(variant: dict[str, Any]) -> list[str]:
         problems.append(f"variant is not JSON data: {exc}")
     return problems
 
+
+
+#: The operations a carry record may name (see :func:`question_bank.answers.carried_value`).
+CARRY_OPS = {"softmax_with": ("row", "index"), "affine": ("offset", "scale"), "affine_log": ("offset", "scale")}
+
+
+def _check_part(part: Any) -> list[str]:
+    """A part record: its place in the item, and a carry that reads an earlier part with a known operation."""
+    if not isinstance(part, dict):
+        return [f"part must be a mapping, found {part!r}"]
+    index, count = part.get("index"), part.get("count")
+    if not (isinstance(index, int) and isinstance(count, int) and 0 <= index < count):
+        return [f"part index {index!r} is not within the item's {count!r} parts"]
+    problems = []
+    if part.get("label") != CHOICE_IDS[index]:
+        problems.append(f"part {index} is labelled {part.get('label')!r}, expected {CHOICE_IDS[index]!r}")
+    carry = part.get("carry")
+    if carry is not None:
+        if not isinstance(carry, dict) or carry.get("op") not in CARRY_OPS:
+            return problems + [f"carry {carry!r} names none of the operations {sorted(CARRY_OPS)}"]
+        if not (isinstance(carry.get("from"), int) and 0 <= carry["from"] < index):
+            problems.append(f"part {index} carries from {carry.get('from')!r}, which is not an earlier part")
+        missing = [key for key in CARRY_OPS[carry["op"]] if key not in carry]
+        if missing:
+            problems.append(f"carry {carry['op']!r} lacks {missing}")
+    return problems
 
 
 def _check_mistakes(mistakes: Any, choices: list[dict[str, Any]], answer: dict[str, Any]) -> list[str]:

@@ -32,6 +32,7 @@ from question_bank.exporters._markup import inline, mathml, tex_delimited, tex_t
 from question_bank.exporters._payload import decode_payload, encode_payload
 from question_bank.exporters.moodle import MOODLE_FRACTIONS, cdata, shape_spellings
 from question_bank.exporters.qti import CANVAS_MIN_MARGIN, canvas_number
+from question_bank.registry import get_family
 
 GOLDEN = Path(__file__).parent / "golden" / "question_bank"
 FORMATS = ("html", "json", "md", "moodle", "notebook", "qti", "selfcheck")
@@ -150,7 +151,8 @@ def test_selfcheck_page_hides_answers_but_decodes_every_key(outputs, every_famil
     page = outputs["selfcheck"]["questions.html"]
     assert_balanced_html(page)
     assert "default-src 'none'" in page and "src=" not in page and "href=" not in page
-    sections = re.findall(r'<section class="item" id="(q\d+)" data-key="([^"]+)"', page)
+    # a part that reads an earlier part names it in data-carry-from, between its id and its key
+    sections = re.findall(r'<section class="item" id="(q\d+)"(?: data-carry-from="q\d+")? data-key="([^"]+)"', page)
     assert len(sections) == len(variants_of(every_family))
     for (ident, payload), variant in zip(sections, variants_of(every_family)):
         key = decode_payload(payload, ident)
@@ -554,7 +556,9 @@ def test_moodle_xml_is_well_formed_and_follows_the_import_format(outputs, every_
     assert root.tag == "quiz"
     questions_ = [q for q in root if q.get("type") != "category"]
     assert len(questions_) == len(variants_of(every_family))
-    assert len([q for q in root if q.get("type") == "category"]) == len(family_names())
+    # a category per family, and one per part for a multi-part family (no part is drawn in place of another)
+    categories = sum(max(len(get_family(name).parts), 1) for name in family_names())
+    assert len([q for q in root if q.get("type") == "category"]) == categories
     for question, variant in zip(questions_, variants_of(every_family)):
         assert check_moodle_question(question) == [], variant["id"]
         expected = {"float": "numerical", "integer": "numerical", "shape": "shortanswer",

@@ -76,7 +76,9 @@ def test_variant_records_family_version_and_seed(name, variants):
         assert variant["family"] == name
         assert variant["seed"] == seed
         assert variant["version"] == get_family(name).version
-        assert variant["id"] == f"{name}-v{variant['version']}-{seed}"
+        # a part of a multi-part item adds its letter to the item's id
+        suffix = f"-{variant['part']['label']}" if "part" in variant else ""
+        assert variant["id"] == f"{name}-v{variant['version']}-{seed}{suffix}"
 
 
 @pytest.mark.parametrize("name", FAMILY_NAMES)

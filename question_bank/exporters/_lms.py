@@ -34,9 +34,13 @@ def xml_number(x: float | int) -> str:
 
 def group_title(variant: dict[str, Any]) -> str:
     """The title of the LMS group or category a variant is filed in: its exam slot, else its family."""
+    title = variant["title"]
+    if "part" in variant:
+        # each part of a multi-part item is filed on its own, under its item and letter
+        title += f", {variant['part']['item']} part ({variant['part']['label']})"
     if "slot" not in variant:
-        return variant["title"]
-    return f"Slot {variant['slot']:02d} ({variant['points']:g} points): {variant['title']}"
+        return title
+    return f"Slot {variant['slot']:02d} ({variant['points']:g} points): {title}"
 
 
 def absolute_tolerance(answer: dict[str, Any], value: float) -> float:

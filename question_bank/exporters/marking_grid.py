@@ -67,9 +67,8 @@ def render_marking_grid(exam: dict[str, Any], sheets: list[dict[str, Any]]) -> s
 def grid_table(slots: list[dict[str, Any]], sheets: list[dict[str, Any]]) -> str:
     """One table of the grid: a row per sheet, a column per slot of ``slots``."""
     head = "".join(f"<th>{s['slot']} <small>({s['points']:g})</small></th>" for s in slots)
-    indices = [s["slot"] - 1 for s in slots]
     rows = "".join(f"<tr>{_student_cells(sheet)}"
-                   + "".join(f'<td class="key">{grid_key(sheet["variants"][i])}</td>' for i in indices) + "</tr>"
+                   + "".join(f'<td class="key">{slot_key(sheet, s["slot"])}</td>' for s in slots) + "</tr>"
                    for sheet in sheets)
     return (f'<table class="grid"><thead><tr><th>Student</th><th>ID</th>{head}</tr></thead>'
             f"<tbody>{rows}</tbody></table>")
@@ -79,6 +78,14 @@ def _student_cells(sheet: dict[str, Any]) -> str:
     student = sheet["student_id"]
     ident = f"<code>{html.escape(student)}</code>" if student is not None else ""
     return f"<td>{html.escape(sheet.get('student_name', ''))}</td><td>{ident}</td>"
+
+
+def slot_key(sheet: dict[str, Any], slot: int) -> str:
+    """The grid cell of one slot: its key, or each part's key after its letter for a multi-part item."""
+    members = [v for v in sheet["variants"] if v["slot"] == slot]
+    if len(members) == 1 and "part" not in members[0]:
+        return grid_key(members[0])
+    return " ".join(f"({v['part']['label']}) {grid_key(v)}" if "part" in v else grid_key(v) for v in members)
 
 
 def grid_key(variant: dict[str, Any]) -> str:

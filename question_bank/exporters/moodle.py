@@ -65,7 +65,10 @@ def transform(bundle: dict[str, Any]) -> Files:
     number = 0
     # An exam files each slot in its own category (a quiz draws one random question from
     # it); a practice bank files each family.
-    for _, group in groupby(bundle["sheets"][0]["variants"], key=lambda v: v.get("slot", v["family"])):
+    # a multi-part item's parts get a category each, so a quiz draws none of them in place of another
+    for _, group in groupby(bundle["sheets"][0]["variants"],
+                            key=lambda v: (v.get("slot", v["family"]), v.get("part", {}).get("item"),
+                                           v.get("part", {}).get("label"))):
         members = list(group)
         quiz.append(category_element(group_title(members[0])))
         for variant in members:

@@ -113,7 +113,10 @@ def _exam_record(bundle: dict[str, Any]) -> dict[str, Any]:
     if exam is None:
         raise QuestionBankError("--format paper prints an exam: pass --exam SPEC.yaml (slots with points and a "
                                 "total); for a practice sheet use --format html.")
-    if len(bundle["sheets"][0]["variants"]) != len(exam["slots"]):
+    # a multi-part item is one question of its slot, printed as its parts; any other variant is one
+    # question by its own id (keying it by a missing item would count a pool of -n 3 as one question)
+    questions = {(v["slot"], v["part"]["item"] if "part" in v else v["id"]) for v in bundle["sheets"][0]["variants"]}
+    if len(questions) != len(exam["slots"]):
         raise QuestionBankError(f"--format paper prints one question per slot, but -n {bundle['n_per_family']} "
                                 "asks for a pool per slot; drop -n (it sizes LMS groups).")
     return exam
@@ -159,9 +162,11 @@ def header_html(exam: dict[str, Any], sheet: dict[str, Any]) -> str:
 def question_html(variant: dict[str, Any]) -> str:
     """One question: heading with points, stem, the answer area and the working space."""
     kind = variant["answer"]["kind"]
+    label = variant["part"]["label"] if "part" in variant else ""
+    number = f"{variant['slot']}({label})" if label else f"{variant['slot']}."
     return "\n".join([
-        f'<section class="item" id="q{variant["slot"]}">',
-        f"<h2><span>{variant['slot']}. {html.escape(variant['title'])}</span>"
+        f'<section class="item" id="q{variant["slot"]}{label}">',
+        f"<h2><span>{number} {html.escape(variant['title'])}</span>"
         f'<span class="mark">___ / {_points(variant["points"])}</span></h2>',
         to_html(variant["stem"], mathml),
         answer_area_html(variant),

@@ -190,7 +190,9 @@ def assessment_xml(assessment_id: str, variants: list[dict[str, Any]]) -> str:
     number = 0
     # An exam groups by slot (every member the same task, drawn once per student); a
     # practice bank by family.
-    for _, group in groupby(variants, key=lambda v: v.get("slot", v["family"])):
+    # a multi-part item's parts are consecutive questions, never drawn from a pool: each is its own group key
+    for _, group in groupby(variants, key=lambda v: (v.get("slot", v["family"]), v.get("part", {}).get("item"),
+                                                     v.get("part", {}).get("label"))):
         members = list(group)
         parent = section if len(members) == 1 and "slot" not in members[0] else _group(section, members[0])
         for variant in members:

@@ -51,7 +51,9 @@ def render_page(sheet: dict[str, Any]) -> str:
             '<p class="score" id="score" aria-live="polite"></p>']
     if sheet["student_id"] is not None:
         body.insert(1, f'<p class="meta">Student: <code>{html.escape(sheet["student_id"])}</code></p>')
-    body += [item_html(number, variant) for number, variant in enumerate(sheet["variants"], start=1)]
+    variants = sheet["variants"]
+    body += [item_html(number, variant, carry_from(variants, number))
+             for number, variant in enumerate(variants, start=1)]
     return document("Practice questions", "\n".join(body), BASE_CSS + static_text("selfcheck.css"),
                     static_text("selfcheck.js"))
 
@@ -61,12 +63,30 @@ def item_key(number: int) -> str:
     return f"q{number}"
 
 
-def item_html(number: int, variant: dict[str, Any]) -> str:
-    """One question with its answer control, feedback box and (hidden) solution."""
+def carry_from(variants: list[dict[str, Any]], number: int) -> int | None:
+    """The question number of the earlier part question ``number`` reads, when the page shows it."""
+    part = variants[number - 1].get("part")
+    if not part or part["carry"] is None:
+        return None
+    earlier = number - (part["index"] - part["carry"]["from"])
+    if earlier < 1:
+        return None
+    other = variants[earlier - 1].get("part")
+    same = other is not None and other["item"] == part["item"] and other["index"] == part["carry"]["from"]
+    return earlier if same else None
+
+
+def item_html(number: int, variant: dict[str, Any], earlier: int | None = None) -> str:
+    """One question with its answer control, feedback box and (hidden) solution.
+
+    ``earlier``: the number of the earlier part this part's key is computed from; its check reads
+    that part's answer to say when a wrong answer here is right given it (a carried error).
+    """
     ident = item_key(number)
     key = answer_key(variant, inline=lambda md: inline(md, mathml), block=lambda md: to_html(md, mathml))
+    carry = "" if earlier is None else f' data-carry-from="{item_key(earlier)}"'
     return "\n".join([
-        f'<section class="item" id="{ident}" data-key="{encode_payload(key, ident)}">',
+        f'<section class="item" id="{ident}"{carry} data-key="{encode_payload(key, ident)}">',
         f"<h2>{number}. {html.escape(variant['title'])}{points_note(variant)}</h2>",
         to_html(variant["stem"], mathml),
         f'<form class="answer-form" autocomplete="off">{_control(ident, variant)}</form>',

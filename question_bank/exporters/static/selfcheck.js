@@ -293,6 +293,50 @@
     return {correct: false, feedback: unknownMistake(key), misconception: null};
   }
 
+  // --- multi-part items (mirrors answers.carried_value and answers.judge_part) ---
+  var CARRIED_ERROR = "Carried error from an earlier part";
+
+  function carriedValue(carry, earlier) {
+    if (!isNumber(earlier)) { return null; }
+    var value;
+    if (carry.op === "softmax_with") {
+      var row = carry.row.slice();
+      row[carry.index] = earlier;
+      var top = Math.max.apply(null, row);
+      var sum = row.reduce(function (acc, z) { return acc + Math.exp(z - top); }, 0);
+      value = Math.exp(row[carry.index] - top) / sum;
+    } else if (carry.op === "affine") {
+      value = carry.offset + carry.scale * earlier;
+    } else if (carry.op === "affine_log") {
+      if (earlier <= 0) { return null; }
+      value = carry.offset + carry.scale * Math.log(earlier);
+    } else {
+      return null;
+    }
+    return isFinite(value) ? value : null;
+  }
+
+  function judgePart(key, response, earlierKey, earlierResponse) {
+    var verdict = judge(key, response);
+    var carry = key.part ? key.part.carry : null;
+    if (verdict.correct || !carry || !earlierKey || earlierResponse === null || earlierResponse === undefined) {
+      return verdict;
+    }
+    if (matches(earlierKey.kind, earlierKey.value, earlierResponse, earlierKey.rtol, earlierKey.atol)) { return verdict; }
+    var carried = carriedValue(carry, earlierResponse);
+    if (carried === null || matches("float", key.value, carried, key.rtol, key.atol)) { return verdict; }
+    if (!matches("float", carried, response, key.rtol || 0, key.atol || 0)) { return verdict; }
+    var others = key.choices.map(function (c) { return c.value; })
+      .concat((key.mistakes || []).map(function (m) { return m.value; }));
+    if (others.some(function (v) { return matches("float", v, response, key.rtol || 0, key.atol || 0); })) {
+      return verdict;
+    }
+    var label = earlierKey.part.label;
+    return {correct: false, misconception: CARRIED_ERROR,
+            feedback: "Carried error: this is right for your answer to part (" + label + "), which is not right. "
+              + "Fix part (" + label + ") first; the method of this part holds."};
+  }
+
   // --- decoding the answer keys (mirrors exporters/_payload.py) --------------
   function fnv1a(text) {
     var bytes = new TextEncoder().encode(text);
@@ -369,7 +413,18 @@
       show(item, "malformed", "<p>" + escapeText(err.message) + "</p>");
       return;
     }
-    var verdict = judge(key, response);
+    var verdict = judgePart(key, response, null, null);
+    var from = item.getAttribute("data-carry-from");
+    if (from) {
+      // the earlier part this one reads: its answer as the student typed it now, if it reads
+      var earlierItem = document.getElementById(from);
+      var earlierKey = decode(earlierItem.getAttribute("data-key"), earlierItem.id);
+      var earlierResponse = null;
+      try { earlierResponse = responseOf(earlierItem, earlierKey); } catch (err) {
+        if (!(err instanceof ResponseError)) { throw err; }
+      }
+      verdict = judgePart(key, response, earlierKey, earlierResponse);
+    }
     var head = verdict.correct ? "<p><strong>Right.</strong></p>"
       : "<p><strong>Not right" + (verdict.misconception ? ": " + escapeText(verdict.misconception) : "")
         + ".</strong></p>";
@@ -389,6 +444,7 @@
   });
   updateScore();
 
-  window.selfcheck = {parseResponse: parseResponse, judge: judge, decode: decode, fnv1a: fnv1a,
+  window.selfcheck = {parseResponse: parseResponse, judge: judge, judgePart: judgePart, carriedValue: carriedValue,
+                      decode: decode, fnv1a: fnv1a,
                       ResponseError: ResponseError};
 })();
