@@ -415,3 +415,56 @@ def gradient_feedback(parameters: list[str], args: tuple, student_output: Any, r
     return (f"Your gradient (value 2 of those you returned) is {code(formula)} at every entry: {meaning}. The "
             f"definition is {code(definition)}, with `p = softmax({names[z]}, axis=-1)` and onehot the one-hot "
             "of the targets.")
+
+
+def _difference_quotients(f: Callable[[np.ndarray], Any], x: np.ndarray, eps: float
+                          ) -> list[tuple[str, str, np.ndarray]]:
+    """Numerical gradients of ``f`` at ``x`` as students write them, the right (central) one first:
+    (formula, what it means, values). ``f`` is the test's own function, called here on copies."""
+    base = x.astype(np.float64)
+    at = float(f(base.copy()))
+    plus, minus = np.zeros(base.shape), np.zeros(base.shape)
+    for index in np.ndindex(base.shape):
+        moved = base.copy()
+        moved[index] += eps
+        plus[index] = float(f(moved))
+        moved[index] = base[index] - eps
+        minus[index] = float(f(moved))
+    return [("(f(x + eps) - f(x - eps)) / (2 * eps)", "", (plus - minus) / (2 * eps)),
+            ("(f(x + eps) - f(x)) / (2 * eps)", "the minus point is x itself, not x - eps (a step back by eps "
+             "from the plus point returns to x), so each entry is about half the gradient", (plus - at) / (2 * eps)),
+            ("(f(x + eps) - f(x)) / eps", "a one-sided (forward) difference where the central one is asked for",
+             (plus - at) / eps),
+            ("(f(x) - f(x - eps)) / eps", "a one-sided (backward) difference where the central one is asked for",
+             (at - minus) / eps)]
+
+
+@_never_raises
+def difference_feedback(parameters: list[str], args: tuple, student_output: Any, right: Any) -> str | None:
+    """A sentence naming the difference quotient a numerical gradient's result follows (a forward
+    difference, a minus point that is x itself), when it is one of the usual ones and not the right
+    one; else None. Arguments: a function, a float array and a float step, as a numerical gradient's.
+    Said only when the student's values fit that quotient and every other one is at least ten times
+    farther from them (at small steps the quotients differ by little)."""
+    if not (isinstance(right, np.ndarray) and isinstance(student_output, np.ndarray)
+            and student_output.shape == right.shape and student_output.dtype.kind == "f" and right.size >= 2):
+        return None
+    functions = [a for a in args if callable(a)]
+    arrays = [a for a in args if isinstance(a, np.ndarray) and a.dtype.kind == "f" and a.shape == right.shape]
+    steps = [a for a in args if isinstance(a, (float, np.floating))]
+    if len(functions) != 1 or len(arrays) != 1 or len(steps) != 1 or arrays[0].size > 400:
+        return None                       # the quotients cost two calls of f per entry: small inputs only
+    with np.errstate(all="ignore"):
+        candidates = _difference_quotients(functions[0], arrays[0], float(steps[0]))
+    got = student_output.astype(np.float64)
+    scale = float(np.max(np.abs(right))) or 1.0
+    off = [float(np.max(np.abs(got - value))) / scale for _, _, value in candidates]
+    if not np.allclose(candidates[0][2], right, rtol=1e-6, atol=1e-9) or off[0] <= 1e-6:
+        return None
+    best = int(np.argmin(off))
+    others = [o for i, o in enumerate(off) if i != best]
+    if best == 0 or off[best] > 1e-6 or min(others) < 10 * max(off[best], 1e-12):
+        return None
+    formula, meaning, _ = candidates[best]
+    return (f"Your result is {code(formula)} at every entry: {meaning}. The definition is "
+            f"{code(candidates[0][0])}.")
