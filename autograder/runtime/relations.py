@@ -308,6 +308,34 @@ def _one_slice(s: np.ndarray, r: np.ndarray) -> str | None:
             f"computation is applied to one position (an index such as `[:, -1]` or `[-1]`) where all {n} are due")
 
 
+def _wrapped_part(student: tuple | list, expected: tuple) -> str | None:
+    """A returned array that is another returned array moved one place back along an axis, its last
+    entries being the other's first ones (``np.roll(x, -1, axis)``), where the right one holds other
+    values there: the next entries wrapped around to the row's start instead of read past its end.
+    Said only when the right result differs from the student's at those entries alone."""
+    arrays = [(i, a) for i, a in enumerate(student) if isinstance(a, np.ndarray) and a.ndim >= 1 and a.size >= 4]
+    for k, s in arrays:
+        r = expected[k]
+        if not isinstance(r, np.ndarray) or r.shape != s.shape or _close(s.astype(np.float64), r.astype(np.float64)):
+            continue
+        for j, other in arrays:
+            if j == k or other.shape != s.shape:
+                continue
+            for axis in range(s.ndim):
+                if s.shape[axis] < 3 or not np.array_equal(s, np.roll(other, -1, axis=axis)):
+                    continue
+                last = [slice(None)] * s.ndim
+                last[axis] = slice(-1, None)
+                before = [slice(None)] * s.ndim
+                before[axis] = slice(None, -1)
+                if np.array_equal(s[tuple(before)], r[tuple(before)]):
+                    return (f"Value {k + 1} of the {len(expected)} you returned is value {j + 1} moved one place back "
+                            f"along axis {axis}, with value {j + 1}'s first entries at the end (as `np.roll(..., -1)` "
+                            f"does): it is right except at the last index of axis {axis}, where the next entries of "
+                            "the data are due, not the first ones of the row wrapped around")
+    return None
+
+
 def _one_axis_off(s: np.ndarray, r: np.ndarray) -> str | None:
     """Shapes that differ by one or two entries along a single axis. Said with a cause only when the
     values show it: the right values of the first positions (a slice or range that stops too early,
@@ -623,6 +651,9 @@ def relation(student: Any, expected: Any, parameters: list[str], args: tuple,
     sizes = list(extra_sizes) + _sizes(parameters, args)
     named = list(zip(parameters, args))
     if isinstance(expected, tuple) and isinstance(student, (tuple, list)) and len(student) == len(expected):
+        wrapped = _wrapped_part(student, expected)
+        if wrapped:
+            return f"{wrapped}."
         for index, (s, r) in enumerate(zip(student, expected), start=1):
             found = relation(s, r, parameters, args, extra_sizes, _part_of(observations, index - 1))
             if found:
