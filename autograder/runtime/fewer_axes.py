@@ -127,9 +127,22 @@ def flattened_with_a_callable(args: tuple) -> tuple[tuple, int, tuple[int, ...]]
                 v = v.reshape(shape)         # a view: the function's nudges to v still reach f
             return f(v, *rest)
         return in_old_shape
-    changed = tuple(reshaped(a) if callable(a) else a.reshape(-1).copy() if i == index else a
-                    for i, a in enumerate(args))
+    changed = tuple(_flat_named(a, shape) if _is_named(a) else reshaped(a) if callable(a)
+                    else a.reshape(-1).copy() if i == index else a for i, a in enumerate(args))
     return changed, index, shape
+
+
+def _is_named(f: Any) -> bool:
+    """A function the sandbox knows by name (``channel.Named``): the only kind that can cross into it."""
+    return callable(f) and isinstance(getattr(f, "name", None), str) and isinstance(getattr(f, "params", None), dict)
+
+
+def _flat_named(f: Any, shape: tuple[int, ...]) -> Any:
+    """A named function of the same name with its array parameters of ``shape`` flattened too. The named
+    functions are sums over entries of elementwise terms, so this is the same function of the flattened
+    values; a closure (as for a plain callable) could not cross into the sandbox."""
+    params = {k: v.reshape(-1) if isinstance(v, np.ndarray) and v.shape == shape else v for k, v in f.params.items()}
+    return type(f)(f.name, **params)
 
 
 def flattened_with_a_callable_feedback(name: str, parameters: list[str], args: tuple,
