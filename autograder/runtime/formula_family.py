@@ -436,7 +436,10 @@ def _difference_quotients(f: Callable[[np.ndarray], Any], x: np.ndarray, eps: fl
             ("(f(x + eps) - f(x)) / eps", "a one-sided (forward) difference where the central one is asked for",
              (plus - at) / eps),
             ("(f(x) - f(x - eps)) / eps", "a one-sided (backward) difference where the central one is asked for",
-             (at - minus) / eps)]
+             (at - minus) / eps),
+            # The right quotient halved or doubled: what a factor relation says. Here only as alternatives,
+            # so that a quotient is not named where these fit as well (at a small step, or a linear f).
+            ("", "", (plus - minus) / (4 * eps)), ("", "", (plus - minus) / eps)]
 
 
 @_never_raises
@@ -466,5 +469,7 @@ def difference_feedback(parameters: list[str], args: tuple, student_output: Any,
     if best == 0 or off[best] > 1e-6 or min(others) < 10 * max(off[best], 1e-12):
         return None
     formula, meaning, _ = candidates[best]
+    if not formula:
+        return None
     return (f"Your result is {code(formula)} at every entry: {meaning}. The definition is "
             f"{code(candidates[0][0])}.")
