@@ -261,13 +261,14 @@ def _axis_of_one(s: np.ndarray, r: np.ndarray) -> str | None:
     extra = s.ndim - r.ndim
     if extra > 0:
         return (f"has the right values, with {extra} ax{'is' if extra == 1 else 'es'} of size 1 more than the right "
-                f"result (shape {s.shape} where {r.shape} is due): a sum or mean with `keepdims=True` (or an added "
-                "`[None]` or `reshape`) keeps an axis the result must not have. Reduce without `keepdims`")
+                f"result (shape {s.shape} where {r.shape} is due): an axis of size 1 is kept or added where the result "
+                "has none (by a reduction with `keepdims=True`, an index `[None]`, a reshape, or a product with an "
+                "operand that still has that axis). Remove it")
     if extra < 0:
         return (f"has the right values, without {-extra} ax{'is' if extra == -1 else 'es'} of size 1 the right "
-                f"result has (shape {s.shape} where {r.shape} is due): an axis is dropped (a reduction without "
-                "`keepdims=True`, an integer index such as `[:, -1]`, or a `squeeze`) where it must stay, even at "
-                "size 1")
+                f"result has (shape {s.shape} where {r.shape} is due): an axis of size 1 is dropped where it must stay "
+                "(by a reduction without `keepdims=True`, an integer index such as `[:, -1]`, a `squeeze`, or a reshape "
+                "that leaves it out)")
     return None
 
 
