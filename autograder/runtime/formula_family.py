@@ -27,6 +27,10 @@ from autograder.runtime.text import code
 #: How close a candidate must come to a result: far tighter than any two formulas of the family
 #: differ on the probes, loose enough for a guard (``+ 1e-12``) or a float32 step on ordinary values.
 _RTOL, _ATOL = 1e-6, 1e-12
+#: The most array entries a test's input may hold for the probes to be made: a class's failing
+#: submissions call the function twice more per failed test, and small inputs tell formulas apart
+#: as well as large ones.
+_MOST_ENTRIES = 4096
 #: A candidate: its text (in the function's own argument names) and its value.
 Candidate = tuple[str, float]
 #: A candidate with how plain it is (0: the plainest) and the parts it is made of: of two
@@ -311,6 +315,8 @@ def formula_feedback(reference: Callable, call_student: Callable[..., Any] | Non
     # A result of exactly 0 is what an underflow gives, whatever the formula: no evidence of one.
     if s is None or r is None or s == 0 or _fits(s, r):
         return None
+    if sum(a.size for a in args if isinstance(a, np.ndarray)) > _MOST_ENTRIES:
+        return None                      # two more calls on large inputs cost more than their evidence adds
     family = _family(parameters, args)
     if family is None:
         return None

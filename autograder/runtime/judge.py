@@ -295,6 +295,9 @@ def expect(verdict: Verdict, *, function: str | None = None,
         from autograder.runtime.diagnosis import relation_feedback
         # A verdict on one entry of a dict (`ffn`) is explained by that entry's relation first.
         focus = re.match(r"`(\w+)`", message)
+        # Beside a named mistake the relations are a fallback; their probes call the student's function
+        # again only on small inputs (``formula_family._MOST_ENTRIES``), so a class of named mistakes
+        # costs few more calls than before.
         related = relation_feedback(function, make_args, output, _numbers_read.get(function), _probes.get(function),
                                     focus.group(1) if focus else None)
         if related and not mistakes:
