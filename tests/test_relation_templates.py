@@ -105,12 +105,33 @@ ROWS = {
                         lambda: _said(float(np.sqrt(2.7)), float(np.exp(2.7)), ["mean_nll"], (2.7,),
                                       [(float(np.sqrt(p[0])) + 0.1, float(np.exp(p[0])), p)
                                        for p in whole_number_probes((2.7,))])),
+    "_axis_of_one": (lambda: _said(R.reshape(1, *R.shape), R), "of size 1 more than the right result",
+                     lambda: _said(_one_off(R).reshape(1, *R.shape), R)),
+    "_reduced_short": (lambda: _said(np.stack([0.3 * R, 0.7 * R]), R), "summed over that axis",
+                       lambda: _said(_one_off(np.stack([0.3 * R, 0.7 * R])), R)),
+    # Refuted where two positions hold the same values: which one was taken is then a guess.
+    "_one_slice": (lambda: _said(R[:, -1], R), "at the last index of axis 1 only",
+                   lambda: (lambda r: _said(r[:, -1], r))(np.concatenate([R[:, -1:], R[:, 1:]], axis=1))),
+    "_wrapped_part": (lambda: _said(*_wrapped_case(False)), "moved one place back along axis 1",
+                      lambda: _said(*_wrapped_case(True))),
 }
+
+
+def _wrapped_case(off: bool):
+    """Rows of ids and their targets, the targets wrapped to each row's first id (``off``: and one
+    target wrong elsewhere too, so the roll is not what the result is)."""
+    data = RNG.integers(0, 50, size=(3, 7))
+    xb, yb = data[:, :6], data[:, 1:]
+    wrapped = np.roll(xb, -1, axis=1)
+    if off:
+        wrapped[0, 0] += 1
+    return (xb, wrapped), (xb, yb), ["data", "ix"], (data, np.arange(3))
 
 #: Functions the relation code calls that state nothing themselves.
 HELPERS = {"_close", "_sizes", "_ways", "_one_way", "_wrong_entries", "_whole_numbers", "_monomials",
            "_count_readings", "_holds", "_say_reading", "_same_number", "_non_finite_number", "_part_of",
-           "_same_result", "_first_part_same", "_reference_on", "_array_relation", "_number_relation", "relation"}
+           "_same_result", "_first_part_same", "_reference_on", "_array_relation", "_number_relation", "relation",
+           "_varied"}
 
 
 @pytest.mark.parametrize("template", sorted(ROWS))

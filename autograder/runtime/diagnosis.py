@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from autograder.runtime.fewer_axes import right_with_fewer_axes
+from autograder.runtime.formula_family import difference_feedback, formula_feedback, gradient_feedback
 from autograder.runtime.non_finite import not_finite, zeros_feedback
 from autograder.runtime.relations import (_same_result, is_whole_number, notebook_sizes, operand_relation,
                                           operand_variants, parameters_of, relation)
@@ -388,9 +389,12 @@ def relation_feedback(function: str, make_args: Callable[[], tuple], student_out
         return ""
     parameters, args = parameters_of(reference), tuple(make_args())
     observations = _observed(reference, call_student, args) if _is_count(run[0]) or _is_number(run[0]) else []
-    found = relation(student_output, run[0], parameters, args, notebook_sizes(numbers_read or {}),
-                     observations, focus) or operand_relation(student_output, reference, run[0], parameters, args) \
+    found = gradient_feedback(parameters, args, student_output, run[0]) \
+        or difference_feedback(parameters, args, student_output, run[0]) \
+        or relation(student_output, run[0], parameters, args, notebook_sizes(numbers_read or {}),
+                    observations, focus) or operand_relation(student_output, reference, run[0], parameters, args) \
         or _ignored_argument(reference, call_student, parameters, args, student_output, run[0]) \
+        or formula_feedback(reference, call_student, parameters, args, student_output, run[0]) \
         or _not_entry_by_entry(reference, call_student, parameters, args, student_output, run[0]) \
         or right_with_fewer_axes(function, parameters, args, student_output, run[0], call_student, _same_result)
     return found or ""

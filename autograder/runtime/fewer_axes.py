@@ -64,7 +64,7 @@ def fewer_axes_feedback(name: str, parameters: list[str], args: tuple,
     sandboxed where the test's was)."""
     found = merged_leading_axes(args)
     if found is None:
-        return ""
+        return flattened_with_a_callable_feedback(name, parameters, args, call_student)
     merged, before, after = found
     try:
         call_student(*merged)
@@ -108,3 +108,60 @@ def right_with_fewer_axes(name: str, parameters: list[str], args: tuple, student
             f"into one (shape {after} instead of {before}), but not on these: it is right for inputs of "
             f"{axes}, not {len(before)}. Look for what counts on {axes} (a fixed `axis=`, a reshape, a check "
             "of `ndim`): take the axis from the input instead, such as `axis=-1` with `keepdims=True`.")
+
+
+def flattened_with_a_callable(args: tuple) -> tuple[tuple, int, tuple[int, ...]] | None:
+    """``args`` with their one float array of two axes or more flattened to one axis, and each callable
+    argument given back its input in the old shape (``f`` of a numerical gradient still sees what it
+    was written for); (new arguments, index of the array, its old shape), or None when there is no
+    callable, or not exactly one such array."""
+    arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.ndim >= 2 and a.size]
+    if len(arrays) != 1 or not any(callable(a) for a in args):
+        return None
+    index = arrays[0]
+    shape = args[index].shape
+
+    def reshaped(f: Callable[..., Any]) -> Callable[..., Any]:
+        def in_old_shape(v: Any, *rest: Any) -> Any:
+            if isinstance(v, np.ndarray) and v.shape == (int(np.prod(shape)),):
+                v = v.reshape(shape)         # a view: the function's nudges to v still reach f
+            return f(v, *rest)
+        return in_old_shape
+    changed = tuple(_flat_named(a, shape) if _is_named(a) else reshaped(a) if callable(a)
+                    else a.reshape(-1).copy() if i == index else a for i, a in enumerate(args))
+    return changed, index, shape
+
+
+def _is_named(f: Any) -> bool:
+    """A function the sandbox knows by name (``channel.Named``): the only kind that can cross into it."""
+    return callable(f) and isinstance(getattr(f, "name", None), str) and isinstance(getattr(f, "params", None), dict)
+
+
+def _flat_named(f: Any, shape: tuple[int, ...]) -> Any:
+    """A named function of the same name with its array parameters of ``shape`` flattened too. The named
+    functions are sums over entries of elementwise terms, so this is the same function of the flattened
+    values; a closure (as for a plain callable) could not cross into the sandbox."""
+    params = {k: v.reshape(-1) if isinstance(v, np.ndarray) and v.shape == shape else v for k, v in f.params.items()}
+    return type(f)(f.name, **params)
+
+
+def flattened_with_a_callable_feedback(name: str, parameters: list[str], args: tuple,
+                                       call_student: Callable[..., Any]) -> str:
+    """'' or a paragraph: ``name`` raised on ``args`` but returns on the same values flattened to one
+    axis (the callable argument given them back in their shape): it counts on one axis."""
+    found = flattened_with_a_callable(args)
+    if found is None:
+        return ""
+    changed, index, shape = found
+    try:
+        with np.errstate(all="ignore"):
+            call_student(*changed)
+    except Exception:        # raising there too: the number of axes is not what breaks it
+        return ""
+    which = code(parameters[index]) if index < len(parameters) else f"argument {index + 1}"
+    return (f"`{name}` raises on this {which} of shape {shape} ({_axes(len(shape))}), but returns on the same "
+            f"values flattened to shape ({int(np.prod(shape))},) (1 axis): it indexes {which} as if it had one "
+            f"axis (for example `{parameters[index] if index < len(parameters) else 'x'}[i]` with `i` up to the "
+            "number of entries: one index picks a whole row of an array of several axes, and runs past its "
+            "first axis). Visit every entry with `np.ndindex(x.shape)` (or `np.nditer` with `multi_index`), or index "
+            "`x.flat[i]`.")

@@ -286,6 +286,8 @@ class HiddenSuite:
 
         wanted = {(q, t) for q, tests in self.items.items() for t, _ in tests}
         verdicts: dict[tuple[str, str], tuple[bool, str, tuple[Diagnosis, ...]]] = {}
+        #: What the relations said beside a named mistake: said instead when every named one is ruled out.
+        fallbacks: dict[tuple[str, str], str] = {}
         #: Per running test, the calls the student's functions made to the student's other graded
         #: ones (``helper_blame``): judged if the test fails, let go when it ends.
         calls: dict[tuple[str, str], list] = {}
@@ -324,6 +326,8 @@ class HiddenSuite:
                         if laid != message:    # the mistakes it matched read the caller's result: not named
                             message, found = laid, ()
                     verdicts[case.question, case.name] = (False, message, found)
+                    if found and getattr(exc, "fallback", ""):
+                        fallbacks[case.question, case.name] = exc.fallback
             named = {(d.function, d.slug) for _, _, found in verdicts.values() for d in found}
             ruled_out |= ruled_out_by_passed_checks(sorted((f, s) for f, s in named if s not in ruled_out))
         items, diagnoses = [], {}
@@ -331,9 +335,12 @@ class HiddenSuite:
             for test, points in tests:
                 passed, message, found = verdicts.get((question, test), (False, "Not run.", ()))
                 # One verdict per function: a mistake another test of it ruled out is not named.
-                found = tuple(d for d in found if d.slug not in ruled_out)
-                if found:
-                    message += "\n\n" + feedback_for(list(found))
+                kept = tuple(d for d in found if d.slug not in ruled_out)
+                if kept:
+                    message += "\n\n" + feedback_for(list(kept))
+                elif found and (question, test) in fallbacks:
+                    message += "\n\n" + fallbacks[question, test]
+                found = kept
                 for d in found:
                     diagnoses.setdefault(d.slug, d)
                 items.append(ItemOutcome(question, test, points, passed, message, tuple(d.slug for d in found)))

@@ -30,10 +30,13 @@ class Feedback(AssertionError):
     slug, function, title and explanation), for gradebooks and class reports.
     """
 
-    def __init__(self, message: str, diagnoses: tuple = ()):
+    def __init__(self, message: str, diagnoses: tuple = (), fallback: str = ""):
         from autograder.runtime.diagnosis import feedback_for
         self.base = message
         self.diagnoses = tuple(diagnoses)
+        #: What the relations say about the result, kept for when every named mistake is ruled out
+        #: by another test of the function (then the verdict would otherwise say nothing of the cause).
+        self.fallback = fallback
         super().__init__(message + ("\n\n" + feedback_for(list(diagnoses)) if diagnoses else ""))
 
     @property
@@ -281,7 +284,7 @@ def expect(verdict: Verdict, *, function: str | None = None,
             note_passed(function, make_args, output)
         return
     message = verdict.message
-    mistakes = []
+    mistakes, fallback = [], ""
     if function is not None and make_args is not None:
         from autograder.runtime.diagnosis import diagnose
         if function in _diagnosis_memo and _input_size(make_args()) > _MEMO_ABOVE:
@@ -289,20 +292,24 @@ def expect(verdict: Verdict, *, function: str | None = None,
         else:
             mistakes = diagnose(function, make_args, output)
             _diagnosis_memo[function] = mistakes
-        if not mistakes:
-            from autograder.runtime.diagnosis import relation_feedback
-            # A verdict on one entry of a dict (`ffn`) is explained by that entry's relation first.
-            focus = re.match(r"`(\w+)`", message)
-            related = relation_feedback(function, make_args, output, _numbers_read.get(function), _probes.get(function),
-                                        focus.group(1) if focus else None)
-            if related:
-                message += "\n\n" + related
+        from autograder.runtime.diagnosis import relation_feedback
+        # A verdict on one entry of a dict (`ffn`) is explained by that entry's relation first.
+        focus = re.match(r"`(\w+)`", message)
+        # Beside a named mistake the relations are a fallback; their probes call the student's function
+        # again only on small inputs (``formula_family._MOST_ENTRIES``), so a class of named mistakes
+        # costs few more calls than before.
+        related = relation_feedback(function, make_args, output, _numbers_read.get(function), _probes.get(function),
+                                    focus.group(1) if focus else None)
+        if related and not mistakes:
+            message += "\n\n" + related
+        elif related:
+            fallback = related
         from autograder.runtime.diagnosis import zero_positions_feedback
         if zeros := zero_positions_feedback(function, make_args, output, _probes.get(function)):
             message += "\n\n" + zeros
     if not mistakes and function is not None and (note := numbers_note(function)):
         message += "\n\n" + note
-    raise Feedback(message, tuple(mistakes))
+    raise Feedback(message, tuple(mistakes), fallback)
 
 
 #: How far from the test's input the loss is checked once more: far outside

@@ -162,7 +162,7 @@ def _array_relation(s: np.ndarray, r: np.ndarray, sizes: list[Size],
             if order != tuple(range(r.ndim)) and _close(s64, np.transpose(r64, order)):
                 return (f"has the right values, with its axes in the order {order} of the right result's "
                         "(a transpose or a reshape where the axes had to be moved)")
-        return _one_axis_off(s64, r64)
+        return _axis_of_one(s64, r64) or _reduced_short(s64, r64) or _one_slice(s64, r64) or _one_axis_off(s64, r64)
     if _close(s64, r64):
         return None                      # the values are right: what failed is not about them
     floats = r.dtype.kind == "f"
@@ -242,6 +242,98 @@ def _rounding_sized(s: np.ndarray, r: np.ndarray) -> str | None:
         return (f"differs from the right values only a little (at most {worst / scale:.0e} of the values' size), "
                 "more than the test allows: some step differs slightly from the definition, such as part of the "
                 "computation in float32, a small constant added, or another step size or formula")
+    return None
+
+
+def _varied(r: np.ndarray) -> bool:
+    """Entries that are not all one value: only then can values in another arrangement be told apart
+    (a result of zeros equals any slice, sum or reshape of zeros)."""
+    return r.size >= 2 and float(np.ptp(r)) > _ATOL + _RTOL * float(np.max(np.abs(r)))
+
+
+def _axis_of_one(s: np.ndarray, r: np.ndarray) -> str | None:
+    """The right values in the right order, with axes of size 1 added or left out: a reduction with
+    ``keepdims=True`` where the axis goes (or without it where it stays), or an index that drops a
+    position axis of size 1."""
+    if s.size != r.size or not _varied(r) or [d for d in s.shape if d != 1] != [d for d in r.shape if d != 1] \
+            or not _close(s.reshape(r.shape), r):
+        return None
+    extra = s.ndim - r.ndim
+    if extra > 0:
+        return (f"has the right values, with {extra} ax{'is' if extra == 1 else 'es'} of size 1 more than the right "
+                f"result (shape {s.shape} where {r.shape} is due): an axis of size 1 is kept or added where the result "
+                "has none (by a reduction with `keepdims=True`, an index `[None]`, a reshape, or a product with an "
+                "operand that still has that axis). Remove it")
+    if extra < 0:
+        return (f"has the right values, without {-extra} ax{'is' if extra == -1 else 'es'} of size 1 the right "
+                f"result has (shape {s.shape} where {r.shape} is due): an axis of size 1 is dropped where it must stay "
+                "(by a reduction without `keepdims=True`, an integer index such as `[:, -1]`, a `squeeze`, or a reshape "
+                "that leaves it out)")
+    return None
+
+
+def _reduced_short(s: np.ndarray, r: np.ndarray) -> str | None:
+    """One axis more than the right result, whose sum (or mean) over that axis is the right result:
+    a reduction over some of the axes where all of them are due."""
+    if s.ndim != r.ndim + 1 or not _varied(r):
+        return None
+    for axis in range(s.ndim):
+        if s.shape[axis] < 2 or s.shape[:axis] + s.shape[axis + 1:] != r.shape:
+            continue
+        for how, reduce in (("summed", np.sum), ("averaged", np.mean)):
+            if _close(reduce(s, axis=axis), r):
+                return (f"has an axis the right result does not have (axis {axis}, of size {s.shape[axis]}), and "
+                        f"{how} over that axis it gives the right values: the reduction leaves that axis out. "
+                        "Reduce over every axis the result does not keep (for example `axis=(0, 1)`, or reshape "
+                        "to two axes first)")
+    return None
+
+
+def _one_slice(s: np.ndarray, r: np.ndarray) -> str | None:
+    """One slice of the right result along one axis, at one index only: the right computation applied
+    to one position (``hidden[:, -1]``, ``hidden[-1]``) where every position is due. Said only when
+    no other slice of any axis has the same values (equal slices would make the index a guess)."""
+    if s.ndim != r.ndim - 1 or not _varied(s):
+        return None
+    found = []
+    for axis in range(r.ndim):
+        if r.shape[axis] < 2 or r.shape[:axis] + r.shape[axis + 1:] != s.shape:
+            continue
+        found += [(axis, i) for i in range(r.shape[axis]) if _close(s, np.take(r, i, axis=axis))]
+    if len(found) != 1:
+        return None
+    axis, index = found[0]
+    n = r.shape[axis]
+    where = "the last index" if index == n - 1 else "the first index" if index == 0 else f"index {index}"
+    return (f"is the right result at {where} of axis {axis} only (of {n}), with that axis left out: the "
+            f"computation is applied to one position (an index such as `[:, -1]` or `[-1]`) where all {n} are due")
+
+
+def _wrapped_part(student: tuple | list, expected: tuple) -> str | None:
+    """A returned array that is another returned array moved one place back along an axis, its last
+    entries being the other's first ones (``np.roll(x, -1, axis)``), where the right one holds other
+    values there: the next entries wrapped around to the row's start instead of read past its end.
+    Said only when the right result differs from the student's at those entries alone."""
+    arrays = [(i, a) for i, a in enumerate(student) if isinstance(a, np.ndarray) and a.ndim >= 1 and a.size >= 4]
+    for k, s in arrays:
+        r = expected[k]
+        if not isinstance(r, np.ndarray) or r.shape != s.shape or _close(s.astype(np.float64), r.astype(np.float64)):
+            continue
+        for j, other in arrays:
+            if j == k or other.shape != s.shape:
+                continue
+            for axis in range(s.ndim):
+                if s.shape[axis] < 3 or not np.array_equal(s, np.roll(other, -1, axis=axis)):
+                    continue
+                last = [slice(None)] * s.ndim
+                last[axis] = slice(-1, None)
+                before = [slice(None)] * s.ndim
+                before[axis] = slice(None, -1)
+                if np.array_equal(s[tuple(before)], r[tuple(before)]):
+                    return (f"Value {k + 1} of the {len(expected)} you returned is value {j + 1} moved one place back "
+                            f"along axis {axis}, with value {j + 1}'s first entries at the end (as `np.roll(..., -1)` "
+                            f"does): it is right except at the last index of axis {axis}, where the next entries of "
+                            "the data are due, not the first ones of the row wrapped around")
     return None
 
 
@@ -560,6 +652,9 @@ def relation(student: Any, expected: Any, parameters: list[str], args: tuple,
     sizes = list(extra_sizes) + _sizes(parameters, args)
     named = list(zip(parameters, args))
     if isinstance(expected, tuple) and isinstance(student, (tuple, list)) and len(student) == len(expected):
+        wrapped = _wrapped_part(student, expected)
+        if wrapped:
+            return f"{wrapped}."
         for index, (s, r) in enumerate(zip(student, expected), start=1):
             found = relation(s, r, parameters, args, extra_sizes, _part_of(observations, index - 1))
             if found:
