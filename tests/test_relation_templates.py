@@ -73,6 +73,8 @@ ROWS = {
     "_factor_phrase": (lambda: _said(R * 6, R), "6 = 2 × 3",
                        lambda: _said(R * 10 / 3, R, ["logits", "targets", "mask"],
                                      (R, ARGS[1], np.array([[1, 1, 1], [1, 1, 1]], dtype=bool)))),
+    "_number_relation_on_probes": (lambda: _said(0.3 / 6, 0.3, observations=[(0.7 / 6, 0.7, ARGS)]), "6 times too small",
+                                   lambda: _said(0.3 / 6, 0.3, observations=[(0.7 / 4.5, 0.7, ARGS)])),
     "_one_axis_off": (lambda: _said(R[:, :2], R), "stops too early",
                       lambda: _said(RNG.standard_normal((2, 2, 5)), R)),
     "_non_finite_cause": (lambda: _said(np.full_like(R, np.inf), R, PARAMS, (R * 1000, ARGS[1])), "larger than 700",

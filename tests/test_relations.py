@@ -502,3 +502,30 @@ def test_a_function_right_on_two_axes_but_wrong_on_three_is_told_so():
                "instead of (2, 3, 5))" in said, said
         said = relation_feedback("softmax", lambda: (x,), wrong_everywhere(x), call_student=wrong_everywhere)
         assert "merged" not in said, said
+
+
+def _loss(logits, targets, divide=False):
+    """Mean cross-entropy of (N, V) ``logits``; with ``divide``, the real slip of dividing it by the
+    sum of exponentials (shifted by the row maximum) of the first row."""
+    z = logits - logits.max(axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    loss = -logp[np.arange(len(targets)), targets].mean()
+    return loss / np.exp(z[0]).sum() if divide else loss
+
+
+def test_a_number_that_is_a_size_times_too_small_on_the_test_only_is_not_put_down_to_the_size():
+    # Equal logits in every row: dividing by the sum of exponentials is dividing by V, on this input
+    # only. A probe input with unequal rows shows the ratio is not V, so the size is not named.
+    params = ["logits", "targets"]
+    flat, targets = np.zeros((4, 9)), np.array([1, 2, 3, 4])
+    rng = np.random.default_rng(0)
+    probe_logits, probe_targets = rng.normal(size=(3, 7)), np.array([0, 5, 6])
+    observations = [(_loss(probe_logits, probe_targets, True), _loss(probe_logits, probe_targets),
+                     (probe_logits, probe_targets))]
+    assert "9 times too small" in relation(_loss(flat, targets, True), _loss(flat, targets), params, (flat, targets))
+    assert relation(_loss(flat, targets, True), _loss(flat, targets), params, (flat, targets),
+                    observations=observations) is None
+    # A factor that holds on the probe too (the loss divided by V, whatever the logits) is still said.
+    divided = [(_loss(probe_logits, probe_targets) / 7, _loss(probe_logits, probe_targets), (probe_logits, probe_targets))]
+    said = relation(_loss(flat, targets) / 9, _loss(flat, targets), params, (flat, targets), observations=divided)
+    assert said and "9 times too small" in said and "axis 1 of `logits`" in said

@@ -18,6 +18,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
+import re
 from typing import Any, Callable
 
 import numpy as np
@@ -619,6 +620,28 @@ def _number_relation(s: Any, r: Any, sizes: list[Size], notebook: int = 0) -> st
     return found
 
 
+def _number_relation_on_probes(s: Any, r: Any, sizes: list[Size], parameters: list[str], extra_sizes: list[Size],
+                               observations: list[tuple[Any, Any, tuple]]) -> str | None:
+    """:func:`_number_relation` on the test's input (``sizes`` are its), stated only if every probe
+    input shows the same relation, its numbers aside. One number is a multiple of many quantities:
+    a loss divided by its own sum of exponentials is exactly V times too small where every row of
+    the logits is equal, and on no other input; the probes are what tell the two apart."""
+    found = _number_relation(s, r, sizes, len(extra_sizes))
+    if found is None:
+        return None
+    words = _without_numbers(found)
+    for so, ro, a in observations:
+        again = _number_relation(so, ro, list(extra_sizes) + _sizes(parameters, a), len(extra_sizes))
+        if again is None or _without_numbers(again) != words:
+            return None
+    return found
+
+
+def _without_numbers(sentence: str) -> str:
+    """``sentence`` with its numbers blanked: the same relation on inputs of other sizes reads alike."""
+    return re.sub(r"\d+(\.\d+)?(e-?\d+)?", "#", sentence)
+
+
 def notebook_sizes(numbers: dict[str, int]) -> list[Size]:
     """Sizes the notebook-level numbers a function reads offer: each, and each product of two."""
     found: list[Size] = [(value, f"your notebook-level `{name}`", (f"notebook:{name}",))
@@ -673,7 +696,8 @@ def relation(student: Any, expected: Any, parameters: list[str], args: tuple,
         found = _array_relation(student, expected, sizes, named, len(extra_sizes))
     elif isinstance(expected, (int, float, np.number)) and isinstance(student, (int, float, np.number)) \
             and not isinstance(student, bool):
-        found = _number_relation(student, expected, sizes, len(extra_sizes)) or count_difference(
+        found = _number_relation_on_probes(student, expected, sizes, parameters, extra_sizes, observations) \
+            or count_difference(
             student, expected, named, [(so, ro, list(zip(parameters, a))) for so, ro, a in observations]) \
             or (_scalar_formula(student, named, observations) if not _same_number(student, expected) else None)
         if found is None and _non_finite_number(student) and not _non_finite_number(expected):
