@@ -1,4 +1,4 @@
-"""The real-code blind corpora (``tests/blind/r1``, ``r2``: real implementations adapted from public
+"""The real-code blind corpora (``tests/blind/r1`` to ``r3``: real implementations adapted from public
 repositories, with provenance): correct code keeps full marks and every mistake caught at the
 corpus's first grading stays caught. A file of its own so the test workers grade it beside the other
 corpora instead of after them."""
