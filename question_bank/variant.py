@@ -58,6 +58,8 @@ may ask for a typed answer (value + tolerance) or a multiple-choice pick.
 The wrong choices are the distractors. Floats are rounded to
 :data:`FLOAT_DIGITS` significant digits so the JSON is byte-identical on
 every platform.
+
+Why one module of this size: the layout above and the checks below are one contract; split, the schema and what validates it could drift apart.
 """
 from __future__ import annotations
 

@@ -13,6 +13,8 @@ members of one vocabulary, and the sentence shows both, which is what to compare
 
 Nothing is said when the right value is the student's, when no candidate or more than one
 non-equivalent candidate fits, or when the student's function refuses a probe.
+
+Why one module of this size: the candidate formulas, the probe inputs that separate them and the rule for naming one are one reading; split, a family of candidates could be used without the separation that makes a named formula true.
 """
 from __future__ import annotations
 

@@ -4,6 +4,8 @@ Every failure is raised as ``Feedback``, whose message is written for the
 student: it names the function and the variable, says what is wrong and,
 where the output matches a known mistake, names that mistake. Messages never
 contain hidden inputs or expected values.
+
+Why one module of this size: calling a student's function, unpacking what it returns and judging it share one test's evidence count and diagnosis memo; split, that state would have to travel between modules the hidden tests import one by one.
 """
 from __future__ import annotations
 

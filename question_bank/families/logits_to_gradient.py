@@ -19,6 +19,8 @@ scenario (kept only when every part has enough clearly different mistakes),
 the part a seed asks by itself, and a root; each part draws its choices from
 a generator of its own, seeded by the root and the part's index, so a variant
 builds one part only and is the same part whichever part its seed asks.
+
+Why one module of this size: a family is one module the registry loads, and its four parts share one scenario, its mistakes and the carried-error readings that tie each part to the one before.
 """
 from __future__ import annotations
 
