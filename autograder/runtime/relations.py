@@ -326,8 +326,6 @@ def _wrapped_part(student: tuple | list, expected: tuple) -> str | None:
             for axis in range(s.ndim):
                 if s.shape[axis] < 3 or not np.array_equal(s, np.roll(other, -1, axis=axis)):
                     continue
-                last = [slice(None)] * s.ndim
-                last[axis] = slice(-1, None)
                 before = [slice(None)] * s.ndim
                 before[axis] = slice(None, -1)
                 if np.array_equal(s[tuple(before)], r[tuple(before)]):
