@@ -75,8 +75,8 @@ class ScoredPositions(Family):
                 f"Training uses inputs `row[:-1]` and targets `row[1:]` ({P - 1} positions per row) and "
                 "excludes every position whose target is `<pad>`. How many positions enter the mean of the "
                 "loss, i.e. what is its denominator N?")
-        solution = (f"A sequence of L real tokens gives L-1 predictions with a real target. "
-                    f"N = " + " + ".join(f"({n}-1)" for n in lengths) + f" = {value}. Padding is left out "
+        solution = ("A sequence of L real tokens gives L-1 predictions with a real target. "
+                    "N = " + " + ".join(f"({n}-1)" for n in lengths) + f" = {value}. Padding is left out "
                     "of both the sum and the denominator, and its gradient is zero.")
         parameters = {"lengths": lengths, "padded_length": P}
         wrong = wrong_options(MISTAKES, list(MISTAKES), parameters, fmt.integer)

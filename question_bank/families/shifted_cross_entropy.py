@@ -76,7 +76,6 @@ class ShiftedCrossEntropy(Family):
         logits = rng.integers(-2, 4, size=(T, V)).astype(np.float64)   # (T, V)
         tokens = rng.integers(0, V, size=T)                              # (T,)
         loss = _mean_ce(logits[:-1], tokens[1:])
-        probs = softmax(logits[:-1])[np.arange(T - 1), tokens[1:]]
         header = ["position $t$", "token $x_t$"] + [f"logit of token {v}" for v in range(V)]
         rows = [[t, int(tokens[t])] + [int(z) for z in logits[t]] for t in range(T)]
         stem = (f"A model reads a sequence of T = {T} token ids (vocabulary {{0, ..., {V - 1}}}) and outputs "

@@ -151,7 +151,6 @@ class SoftmaxValues(Family):
         if ask == "shifted":
             parameters["c"] = int(SHIFTS[int(rng.integers(len(SHIFTS)))])
         facts = self.facts(parameters)
-        z = facts["z"]
         value = float(softmax(lm_head(hidden[None, None], W_head, b_head))[0, 0, j])
         setup = (f"An LM head computes the logits of one position as `z = h @ W_head + b_head` with "
                  f"h = {_vector(hidden)}, b_head = {_vector(b_head)} and\n\n"

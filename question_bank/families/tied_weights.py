@@ -156,7 +156,7 @@ class TiedWeights(Family):
         return facts
 
     def _untied_total(self, rng: np.random.Generator, intro: str, params: dict[str, Any]) -> Draft:
-        B, T, C, V = params["B"], params["T"], params["C"], params["V"]
+        T, C, V = params["T"], params["C"], params["V"]
         L = int(rng.integers(2, 25))
         params["n_layer"] = L
         tied = gpt_param_count(V, T, C, L, 4 * C, tied=True)
