@@ -190,8 +190,8 @@ def _first_call(case: Any, seed: int) -> tuple[str, tuple] | None:
     from autograder.runtime.hidden_suite import rng_for_test
 
     first = _capture(case, rng_for_test(seed, case.name))
-    if first is None or not at_the_edge(first[1]):
-        return first
+    if first is None or _elements(first[1]) > PROBE_ELEMENTS or not at_the_edge(first[1]):
+        return first                      # too large to be a probe, or clear of the edge
     for draw in range(1, PROBE_REDRAWS + 1):
         again = _capture(case, rng_for_test(seed, f"{case.name}#redraw{draw}"))
         if again is not None and again[0] == first[0] and not at_the_edge(again[1]):
