@@ -43,6 +43,9 @@ def _array_at_the_edge(array: np.ndarray) -> bool:
     if not finite.any():
         return False
     threshold = np.finfo(array.dtype).tiny * 2.0 ** EDGE_MARGIN_BITS
+    low, high = float(values[finite].min()), float(values[finite].max())
+    if min(low, low - high) > np.log(threshold):
+        return False                      # every exponential under every shift is above the edge
     with np.errstate(all="ignore"):
         for shift in _shifts(values, finite):
             exps = np.exp(np.where(finite, values - shift, -np.inf))
