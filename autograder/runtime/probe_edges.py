@@ -23,7 +23,8 @@ from typing import Any, Iterator
 import numpy as np
 
 #: Bits above the smallest normal number a sum must keep to count as clear of the edge: its
-#: reciprocal and the quotients by it are then normal numbers with every bit, in any order.
+#: reciprocal and the quotients by it are then normal numbers with every bit, in any order (at most
+#: the dtype's own mantissa bits, so a float16 array is not always at the edge).
 EDGE_MARGIN_BITS = 24
 
 
@@ -42,7 +43,8 @@ def _array_at_the_edge(array: np.ndarray) -> bool:
     finite = np.isfinite(values)
     if not finite.any():
         return False
-    threshold = np.finfo(array.dtype).tiny * 2.0 ** EDGE_MARGIN_BITS
+    info = np.finfo(array.dtype)          # a float32 or float16 array is judged in its own range
+    threshold = info.tiny * 2.0 ** min(EDGE_MARGIN_BITS, info.nmant)
     low, high = float(values[finite].min()), float(values[finite].max())
     if min(low, low - high) > np.log(threshold):
         return False                      # every exponential under every shift is above the edge
