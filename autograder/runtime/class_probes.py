@@ -13,7 +13,9 @@ matches the reference, or a short digest of the outputs.
 A digest ignores round-off: arrays are reduced to their shape, dtype, size of values and a few
 random projections, each rounded (see ``output_digest``), so two students who compute the same
 thing in other styles (``np.mean`` or a sum over ``N``, float32 inside) get the same digest, while
-two different mistakes almost surely do not.
+two different mistakes almost surely do not. Round-off is all it can ignore: where an intermediate
+sits at the edge of the float range, two orders of one computation differ by inf against a finite
+value, so a test's arguments that put one there are drawn again for the probes (``probe_edges``).
 """
 from __future__ import annotations
 
@@ -27,6 +29,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
+
+from autograder.runtime.probe_edges import at_the_edge
 
 #: Probes per function: one argument set from each of its question's tests (the largest under
 #: ``PROBE_ELEMENTS``), larger tests first, then the next largest sets. A test exists because its
@@ -49,6 +53,9 @@ ZERO_BELOW = 1e-12
 #: is a few values; a submission that returns tens of thousands of arrays on the probe calls would
 #: otherwise make the grader digest each of them.
 MAX_PARTS = 64
+#: Draws of a test's arguments tried, beyond its first, for a probe clear of the edge of the float
+#: range (``probe_edges``); of the lm-head rows-far-apart tests' draws, 5 and 11 in 16 are.
+PROBE_REDRAWS = 16
 
 
 def probe_seed(assignment: str) -> int:
@@ -131,28 +138,22 @@ def capture_class_probes(assignment: str, cases: Iterable[Any], functions: Mappi
                          reference_of: Callable[[str], Callable]) -> ClassProbes:
     """Run each hidden test up to its first call of a student function, with the rng of the class
     seed, and keep for every function of the test's question up to ``PROBES_PER_FUNCTION`` of the
-    argument sets built for it (the largest under ``PROBE_ELEMENTS``). Only trusted code runs here.
+    argument sets built for it (the largest under ``PROBE_ELEMENTS``), drawn again where they bring
+    a plausible computation to the edge of the float range (``_first_call``). Only trusted code runs
+    here.
 
     ``cases`` are the hidden suite's ``Case`` objects; ``functions`` maps a question to its student
     functions; ``reference_of`` gives a function's reference, whose outputs are computed once.
     """
-    from autograder.runtime.hidden_suite import rng_for_test
-
     seed = probe_seed(assignment)
     seen: dict[str, list[tuple[str, tuple]]] = {}       # function -> (test, arguments), in suite order
     for case in cases:
         wanted = functions.get(case.question, ())
         if not wanted:
             continue
-        values = {"student": _CapturingStudent(), "rng": rng_for_test(seed, case.name)}
-        try:
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                case.function(**{f: values[f] for f in case.fixtures}, **case.params)
-        except _Captured as stop:
-            if stop.name in wanted and stop.args_seen and _elements(stop.args_seen) <= PROBE_ELEMENTS:
-                seen.setdefault(stop.name, []).append((case.name.split("[")[0], stop.args_seen))
-        except Exception:                 # a test that cannot run without a student gives no probe
-            continue
+        captured = _first_call(case, seed)
+        if captured is not None and captured[0] in wanted and _elements(captured[1]) <= PROBE_ELEMENTS:
+            seen.setdefault(captured[0], []).append((case.name.split("[")[0], captured[1]))
     inputs: dict[str, tuple[tuple, ...]] = {}
     reference: dict[str, tuple[Any, ...]] = {}
     for function, found in seen.items():
@@ -164,6 +165,38 @@ def capture_class_probes(assignment: str, cases: Iterable[Any], functions: Mappi
             continue
         inputs[function], reference[function] = tuple(chosen), outputs
     return ClassProbes(assignment, inputs, reference)
+
+
+def _capture(case: Any, rng: np.random.Generator) -> tuple[str, tuple] | None:
+    """The function a hidden test calls first and the arguments it builds for it with ``rng``, or
+    None where the test calls none, or cannot run without a student."""
+    values = {"student": _CapturingStudent(), "rng": rng}
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            case.function(**{f: values[f] for f in case.fixtures}, **case.params)
+    except _Captured as stop:
+        return (stop.name, stop.args_seen) if stop.args_seen else None
+    except Exception:                     # noqa: BLE001 - a test that cannot run gives no probe
+        return None
+    return None
+
+
+def _first_call(case: Any, seed: int) -> tuple[str, tuple] | None:
+    """The test's first call with the rng of the class seed; where its arguments bring a plausible
+    computation to the edge of the float range (``probe_edges``), the first of up to
+    ``PROBE_REDRAWS`` draws from seeds named after the test that does not (the test's own code
+    builds every draw), else the first draw. A test whose arguments are clear of the edge keeps
+    its first draw, and so its probe, as before."""
+    from autograder.runtime.hidden_suite import rng_for_test
+
+    first = _capture(case, rng_for_test(seed, case.name))
+    if first is None or _elements(first[1]) > PROBE_ELEMENTS or not at_the_edge(first[1]):
+        return first                      # too large to be a probe, or clear of the edge
+    for draw in range(1, PROBE_REDRAWS + 1):
+        again = _capture(case, rng_for_test(seed, f"{case.name}#redraw{draw}"))
+        if again is not None and again[0] == first[0] and not at_the_edge(again[1]):
+            return again
+    return first
 
 
 def _chosen(found: list[tuple[str, tuple]]) -> list[tuple]:
