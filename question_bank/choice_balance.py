@@ -118,12 +118,6 @@ class _Features:
                     if self.values is not None else (np.zeros(len(members)), np.zeros(len(members), dtype=bool)))
         return hits
 
-    def length_hits(self, members: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """As :meth:`pick_hits`, for the longest and the shortest text (the ``longest`` and
-        ``shortest`` players of :mod:`question_bank.cues`, ties shared, abstaining when all tie)."""
-        lengths = np.array(self.lengths)[members]
-        return [_group_hits(_extreme(lengths, np.max)), _group_hits(_extreme(lengths, np.min))]
-
 
 #: Per order of :meth:`_Features.order_scores`, the places of the key a content-blind player picks
 #: (0: below all the others, -1: above all the others; ``None``: every place, as for the value,
@@ -142,13 +136,6 @@ def _group_hits(picked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     per set, and the sets where it picks anything."""
     count = picked.sum(axis=1)
     return np.where(count > 0, picked[:, 0] / np.maximum(count, 1), 0.0), count > 0
-
-
-def _extreme(scores: np.ndarray, best: Callable[..., np.ndarray]) -> np.ndarray:
-    """Per set, the members whose score is the ``best`` (np.max or np.min) of the set's; nothing
-    where every member ties (the player abstains)."""
-    top = scores == best(scores, axis=1, keepdims=True)
-    return top & ~top.all(axis=1, keepdims=True)
 
 
 def _sign_majority(neg: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -266,36 +253,7 @@ def balanced_subset(rng: np.random.Generator, key_text: str, pool_texts: Sequenc
                            place_target(reached, PLAYED_PLACES[order]), (~shows).astype(float)))
     chance = 1.0 / (width + 1)
     groups = [(hit, applies.astype(float)) for hit, applies in features.pick_hits(members) if applies.any()]
-    weights = _fit(tables, groups, np.full(len(allowed), 1.0 / len(allowed)), chance)
-    # The length order is fitted first in each round, so the orders after it (the value last) win
-    # where they pull against it: a key whose length follows its value (uniform-baseline's
-    # perplexity V, five digits among mistakes of four figures and powers in scientific notation,
-    # was the shortest choice 139 times in 314 at seed 99, -n 1000). Where the fit leaves a length
-    # player more than LENGTH_SLACK above chance, it runs again with both length players capped
-    # like the group players, from the weights it reached.
-    lengths = [(hit, applies.astype(float)) for hit, applies in features.length_hits(members) if applies.any()]
-    if any(_hit_rate(weights, hit, applies) > chance + LENGTH_SLACK for hit, applies in lengths):
-        weights = _fit(tables, groups + lengths, weights, chance)
-    return allowed[int(rng.choice(len(allowed), p=weights))]
-
-
-#: How far over chance the fitted share of a length player may stay before the fit runs again with
-#: the length players capped. Not zero: the second fit trades the value order for the length, and
-#: families whose fit already leaves the length near chance keep their draws.
-LENGTH_SLACK = 0.025
-
-
-def _hit_rate(weights: np.ndarray, hit: np.ndarray, applies: np.ndarray) -> float:
-    """A group player's share on the key over the sets where it picks, under ``weights``."""
-    applied = float(weights @ applies)
-    return float(weights @ hit) / applied if applied > 0 else 0.0
-
-
-def _fit(tables: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
-         groups: list[tuple[np.ndarray, np.ndarray]], weights: np.ndarray, chance: float) -> np.ndarray:
-    """Rounds of proportional fitting from ``weights``: each order's place table to its target,
-    then each group player ``(hit, applies)`` capped, until the weights settle or
-    :data:`FIT_ROUNDS` pass."""
+    weights = np.full(len(allowed), 1.0 / len(allowed))
     for _ in range(FIT_ROUNDS):
         before = weights
         for table, with_shows, target, hidden in tables[::-1]:   # the value order last: met exactly where it can be
@@ -313,7 +271,7 @@ def _fit(tables: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
         # rounds, which cost a third of the generation time and moved no player's rate.
         if np.abs(weights - before).max() < 1e-6:
             break
-    return weights
+    return allowed[int(rng.choice(len(allowed), p=weights))]
 
 
 #: The share of chance a group-picking player is fitted to: a little under chance, since the fit

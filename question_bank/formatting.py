@@ -83,12 +83,6 @@ def integer(n: int) -> str:
     return f"{int(n):,}"
 
 
-def signed_integer(n: int) -> str:
-    """An integer with its sign, ``+`` included: ``+5``, ``-5``, ``+0``. A list of signed numbers
-    printed so has the sign in every entry, and a negative one is no longer than a positive one."""
-    return f"{int(n):+,}"
-
-
 def integer_tex(n: int) -> str:
     """An integer for use inside math, grouped with ``{,}``: ``116{,}534{,}784``."""
     return integer(n).replace(",", "{,}")

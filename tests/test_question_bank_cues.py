@@ -17,10 +17,15 @@ from question_bank.stress import stress_family
 CUE_N, CUE_SEED = 200, 99
 
 #: Sub-questions whose choices still give the key away. Each is an expected failure, strict, so
-#: fixing one turns its test into an error until it leaves this list. Empty since the losses of the
-#: uniform baseline and the fractional parts of logits-to-gradient print every choice at one length
-#: and the draw fits again with the length players capped where its first fit leaves one over chance.
-STILL_CUED: set[str] = set()
+#: fixing one turns its test into an error until it leaves this list. What is left is the printed
+#: length of a number: the uniform baseline's perplexity key V, an integer of four or five digits,
+#: is the shortest choice or ties for it far more often than one time in four; the mistakes above
+#: it are powers printed in scientific notation (2^(ln V), 10^(ln V)), those below it (ln V,
+#: log2 V) print in four figures, and few catalogued mistakes print shorter. Its choices cannot
+#: print at one length (:func:`question_bank.choices.at_common_width`: the powers are too wide),
+#: and a key that is the smallest choice is then the shortest too, so the draw cannot keep both
+#: the value order and the length at chance.
+STILL_CUED = {"uniform-baseline/perplexity"}
 
 
 @lru_cache(maxsize=None)
@@ -118,7 +123,7 @@ def test_the_draw_sees_the_group_players_as_the_cue_players_play_them():
 
     from question_bank.choice_balance import _Features, candidate_sets
     from question_bank.cues import (close_larger_player, completed_text_player, half_of_double_player,
-                                    longest_player, shortest_player, sign_majority_player, sign_pair_player)
+                                    sign_majority_player, sign_pair_player)
     numeric = ["$120$", "$-120$", "$240$", "$60$", "$-60$", "$124$", "$7$", "$-240$", "$118$"]
     textual = ["`'the bay'`", "`'the ba'`", "`' the ba'`", "`'he bay'`", "`'he ba'`", "`'e bay w'`"]
     for texts, players in ((numeric, (sign_pair_player, half_of_double_player, close_larger_player,
@@ -127,10 +132,10 @@ def test_the_draw_sees_the_group_players_as_the_cue_players_play_them():
         features = _Features(texts)
         sets = candidate_sets(len(texts) - 1, 3, lambda a, b: True)
         members = np.array([[0, *(i + 1 for i in s)] for s in sets])
-        hits = features.pick_hits(members) + features.length_hits(members)
+        hits = features.pick_hits(members)
         order = {sign_pair_player: 0, half_of_double_player: 1, close_larger_player: 2,
-                 completed_text_player: 3, sign_majority_player: 4, longest_player: 5, shortest_player: 6}
-        for player in (*players, longest_player, shortest_player):
+                 completed_text_player: 3, sign_majority_player: 4}
+        for player in players:
             hit, applies = hits[order[player]]
             for row, m in enumerate(members):
                 pick = player([texts[i] for i in m])

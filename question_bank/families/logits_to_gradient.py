@@ -232,10 +232,9 @@ register_double_mistakes(FAMILY, MISTAKES, [
 _NAMES = {part: [name for name in MISTAKES if name.startswith(part + "/")] for part in PARTS}
 
 
-#: The parts whose choices print at one length (:func:`question_bank.choices.at_common_width`; the
-#: logit's integers print with their sign instead): their values are fractions whose sign and
-#: leading zeros otherwise show in the length (at seed 99 the gradient's key, a small negative
-#: number, was the longest choice 87 times in 237).
+#: The parts whose choices print at one length (:func:`question_bank.choices.at_common_width`): their
+#: values are fractions whose sign and leading zeros otherwise show in the length (at seed 99 the
+#: gradient's key, a small negative number, was the longest choice 87 times in 237).
 COMMON_WIDTH_PARTS = ("probability", "loss", "gradient")
 
 
@@ -264,7 +263,7 @@ def _part_options(root: int, part: str, value: Any, text: str, wrong: list[Optio
 @register_family
 class LogitsToGradient(Family):
     name = FAMILY
-    version = 2  # v2: every part prints its choices at one length (logits with their sign)
+    version = 2  # v2: the probability, loss and gradient parts print their choices at one length
     title = "From logits to the gradient"
     summary = "A multi-part item: one LM-head scenario from a logit to softmax, loss and a dlogits entry."
     tags = ("lm-head", "softmax", "cross-entropy", "gradient", "multi-part")
@@ -320,8 +319,7 @@ class LogitsToGradient(Family):
 
     @staticmethod
     def _render(part: str) -> Callable[[Any], str]:
-        # a logit's choices carry their sign, so a negative one is not the longest text
-        return fmt.signed_integer if part == "logit" else fmt.num_tex
+        return fmt.integer if part == "logit" else fmt.num_tex
 
     def _usable(self, parameters: dict[str, Any]) -> bool:
         """Whether every part has enough clearly different mistakes to draw its choices from."""

@@ -128,7 +128,7 @@ class UniformBaseline(Family):
         wrong = wrong_options(MISTAKES, [n for n in MISTAKES if n.startswith(ask + "/")], parameters, fmt.num_tex)
         # The losses print every choice at one length: the key ln V or log2 V otherwise ties for
         # the shortest text with the other four-figure logs. The perplexity's key V is a whole
-        # number and its powers are too wide for one length; the draw keeps its length at chance.
+        # number and its powers are too wide for one length (it is still cued: STILL_CUED).
         common = at_common_width(value, wrong) if ask != "perplexity" else None
         key_text, wrong = common or (fmt.num_tex(value), wrong)
         options = numeric_options(rng, answer.value, key_text, wrong, _CORRECT[ask])
