@@ -7,12 +7,14 @@ no distractor can be mistaken for the answer (see
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Sequence
 
 import numpy as np
 
 from autograder.runtime.tolerances import QUESTION_ATOL, QUESTION_DISTRACTOR_GAP
+from question_bank import formatting as fmt
 from question_bank.answers import is_number
 from question_bank.choice_balance import MAX_POOL, balanced_subset, candidate_sets
 from question_bank.errors import Redraw
@@ -120,6 +122,37 @@ def can_pick_distractors(answer_value: Any, answer_text: str, candidates: Sequen
     """
     pool = [option for option in known_mistakes(answer_value, candidates) if option.text != answer_text]
     return len(_separated_run(pool, k)) == k
+
+
+#: Widest text :func:`at_common_width` prints every choice at; a set that needs more (a mistake
+#: below 1e-8, say) keeps its ordinary printing rather than a row of a dozen zeros per choice.
+MAX_COMMON_WIDTH = 12
+
+
+def at_common_width(answer_value: float, candidates: Sequence[Option]) -> tuple[str, list[Option]] | None:
+    """The key's text and ``candidates`` reprinted all at one length, in fixed point with at least
+    four significant figures each; ``None`` when that length would pass :data:`MAX_COMMON_WIDTH`.
+
+    Where the key's printed length follows from its value (a small negative gradient entry
+    prints its sign and leading zeros: ``-0.05228`` is longer than every positive mistake and
+    every larger one), the draw cannot keep the longest text at chance without giving up the
+    value order; printed at one length, the texts tie and the length players have nothing to
+    pick. The length is the widest the key or a usable mistake needs; the extra figures are the
+    values' own. Where some value is negative every nonzero value carries its sign (``+0.2499``
+    beside ``-0.2499``), so x and -x print the same figures and the sign takes no room of its own.
+    """
+    values = [float(answer_value), *(float(o.value) for o in known_mistakes(answer_value, candidates))]
+    signed = any(v < 0 for v in values)
+    width = max(fmt.fixed_width(abs(v)) for v in values) + signed
+    if width > MAX_COMMON_WIDTH:
+        return None
+
+    def text(v: float) -> str:
+        if not signed or v == 0:
+            return f"${fmt.fixed_to_width(v, width)}$"
+        return f"${'-' if v < 0 else '+'}{fmt.fixed_to_width(abs(v), width - 1)}$"
+
+    return text(float(answer_value)), [dataclasses.replace(o, text=text(float(o.value))) for o in candidates]
 
 
 def numeric_options(

@@ -32,6 +32,32 @@ def num(x: float, sig: int = SIG_FIGS) -> str:
     return f"{x:.{sig - 1}e}"
 
 
+def fixed_to_width(x: float, width: int, sig: int = SIG_FIGS) -> str:
+    """``x`` in fixed point with at least ``sig`` significant figures, given more decimals until it
+    is ``width`` characters long (its sign, digits and point; grouping commas do not count).
+
+    The choices of a question printed this way all have one length, so the length of a text
+    tells nothing of which is the key (see :func:`question_bank.choices.at_common_width`). A
+    number whose figures alone are wider than ``width`` comes back wider; so does one with no
+    decimals that one more character cannot reach (a point needs a digit after it).
+    """
+    x = float(x)
+    if x == 0:
+        decimals = 1
+    else:
+        decimals = max(sig - 1 - math.floor(math.log10(abs(x))), 0)
+    text = f"{x:,.{decimals}f}"
+    while len(text.replace(",", "")) < width:
+        decimals += 1
+        text = f"{x:,.{decimals}f}"
+    return text
+
+
+def fixed_width(x: float, sig: int = SIG_FIGS) -> int:
+    """The length of ``x`` printed by :func:`fixed_to_width` at its narrowest."""
+    return len(fixed_to_width(x, 0, sig).replace(",", ""))
+
+
 def printed_error(x: float, sig: int = SIG_FIGS) -> float:
     """The largest error of ``x`` as :func:`num` prints it: half a unit in its last printed digit."""
     x = float(x)

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 import pytest
 
-from question_bank.cues import PLAYERS, CueTally, choice_number
+from question_bank.cues import PLAYERS, CueTally, choice_number, plain
 from question_bank.registry import families as _families
 from question_bank.stress import stress_family
 
@@ -21,7 +21,10 @@ CUE_N, CUE_SEED = 200, 99
 #: length of a number: the uniform baseline's perplexity key V, an integer of four or five digits,
 #: is the shortest choice or ties for it far more often than one time in four; the mistakes above
 #: it are powers printed in scientific notation (2^(ln V), 10^(ln V)), those below it (ln V,
-#: log2 V) print in four figures, and few catalogued mistakes print shorter.
+#: log2 V) print in four figures, and few catalogued mistakes print shorter. Its choices cannot
+#: print at one length (:func:`question_bank.choices.at_common_width`: the powers are too wide),
+#: and a key that is the smallest choice is then the shortest too, so the draw cannot keep both
+#: the value order and the length at chance.
 STILL_CUED = {"uniform-baseline/perplexity"}
 
 
@@ -138,3 +141,26 @@ def test_the_draw_sees_the_group_players_as_the_cue_players_play_them():
                 pick = player([texts[i] for i in m])
                 assert applies[row] == (sum(pick) > 0), (player.__name__, [texts[i] for i in m])
                 assert hit[row] == pytest.approx(pick[0]), (player.__name__, [texts[i] for i in m])
+
+
+def test_choices_printed_at_one_length_tie_and_keep_their_values():
+    """A small negative key among positive and larger mistakes prints longest at four figures;
+    at one length every text ties, x and -x print the same figures, and each reads back as its value."""
+    from question_bank.choices import at_common_width
+    from question_bank.cues import choice_number, longest_player, shortest_player
+    from question_bank.formatting import num_tex, printed_error
+    from question_bank.variant import Option
+
+    key = -0.052283
+    values = [0.052283, 0.94772, -1.8951, 4.0, 0.0006068, -0.1568]
+    wrong = [Option(value=v, text=num_tex(v), correct=False) for v in values]
+    before = [num_tex(key), *(o.text for o in wrong)]
+    assert longest_player(before[:4])[0] == 1.0          # the cue: -0.05228 is the longest text
+    key_text, reprinted = at_common_width(key, wrong)
+    texts = [key_text, *(o.text for o in reprinted)]
+    assert len({len(plain(t)) for t in texts}) == 1
+    assert longest_player(texts[:4]) == shortest_player(texts[:4]) == [0.0] * 4
+    assert plain(texts[0]).lstrip("-") == plain(texts[1]).lstrip("+")
+    for text, value in zip(texts, [key, *values]):
+        assert choice_number(text) == pytest.approx(value, abs=printed_error(value))
+    assert at_common_width(1.0, [Option(value=1e-11, text=num_tex(1e-11), correct=False)]) is None

@@ -30,7 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import N_DISTRACTORS, can_pick_distractors, numeric_options
+from question_bank.choices import N_DISTRACTORS, at_common_width, can_pick_distractors, numeric_options
 from question_bank.errors import GenerationError, Redraw
 from question_bank.families._common import check_close, check_equal, float_answer, int_answer
 from question_bank.mistakes import (
@@ -232,6 +232,12 @@ register_double_mistakes(FAMILY, MISTAKES, [
 _NAMES = {part: [name for name in MISTAKES if name.startswith(part + "/")] for part in PARTS}
 
 
+#: The parts whose choices print at one length (:func:`question_bank.choices.at_common_width`): their
+#: values are fractions whose sign and leading zeros otherwise show in the length (at seed 99 the
+#: gradient's key, a small negative number, was the longest choice 87 times in 237).
+COMMON_WIDTH_PARTS = ("probability", "loss", "gradient")
+
+
 #: Choice draws a part tries before giving up (a draw fails only when its shuffled pool is cut badly).
 CHOICE_DRAWS = 20
 
@@ -257,7 +263,7 @@ def _part_options(root: int, part: str, value: Any, text: str, wrong: list[Optio
 @register_family
 class LogitsToGradient(Family):
     name = FAMILY
-    version = 1
+    version = 2  # v2: the probability, loss and gradient parts print their choices at one length
     title = "From logits to the gradient"
     summary = "A multi-part item: one LM-head scenario from a logit to softmax, loss and a dlogits entry."
     tags = ("lm-head", "softmax", "cross-entropy", "gradient", "multi-part")
@@ -333,6 +339,8 @@ class LogitsToGradient(Family):
         render = self._render(part)
         wrong = wrong_options(MISTAKES, _NAMES[part], facts, render)
         text = render(value)
+        if part in COMMON_WIDTH_PARTS:
+            text, wrong = at_common_width(value, wrong) or (text, wrong)
         z_row = ", ".join(fmt.exact(z) for z in facts["z"][i])
         if part == "logit":
             answer = int_answer(value)

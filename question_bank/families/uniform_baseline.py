@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import numeric_options
+from question_bank.choices import at_common_width, numeric_options
 from question_bank.families._common import LN2, check_close, float_answer
 from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
@@ -77,18 +77,22 @@ _CORRECT = {
 }
 
 
-#: Wrong values in nats too: each is one slip from a wrong value as well as from the key, so the
-#: key (log2 V) is not the one choice every other is one slip away from (the hub player).
+#: Wrong values in the other unit too: each is one slip from a wrong value as well as from the key, so the
+#: key (log2 V or ln V) is not the one choice every other is one slip away from (the hub player).
 register_double_mistakes("uniform-baseline", MISTAKES, [
     ("loss_bits/one-term", "loss_bits/nats", "(ln V)/V", lambda f: math.log(f["vocab_size"]) / f["vocab_size"]),
     ("loss_bits/unweighted-sum", "loss_bits/nats", "V ln V",
      lambda f: f["vocab_size"] * math.log(f["vocab_size"])),
+    # and the same for the loss in nats: wrong values in bits
+    ("loss_nats/one-term", "loss_nats/log2", "(log2 V)/V", lambda f: math.log2(f["vocab_size"]) / f["vocab_size"]),
+    ("loss_nats/unweighted-sum", "loss_nats/log2", "V log2 V",
+     lambda f: f["vocab_size"] * math.log2(f["vocab_size"])),
 ])
 
 @register_family
 class UniformBaseline(Family):
     name = "uniform-baseline"
-    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 7  # v7: the losses print every choice at one length; v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "The uniform baseline"
     summary = "Loss (nats or bits) or perplexity of a model whose logits are all equal: ln V and V."
     tags = ("cross-entropy", "baseline", "perplexity")
@@ -122,7 +126,12 @@ class UniformBaseline(Family):
                     "sign of learning.")
         parameters = {"vocab_size": vocab, "ask": ask}
         wrong = wrong_options(MISTAKES, [n for n in MISTAKES if n.startswith(ask + "/")], parameters, fmt.num_tex)
-        options = numeric_options(rng, answer.value, fmt.num_tex(value), wrong, _CORRECT[ask])
+        # The losses print every choice at one length: the key ln V or log2 V otherwise ties for
+        # the shortest text with the other four-figure logs. The perplexity's key V is a whole
+        # number and its powers are too wide for one length (it is still cued: STILL_CUED).
+        common = at_common_width(value, wrong) if ask != "perplexity" else None
+        key_text, wrong = common or (fmt.num_tex(value), wrong)
+        options = numeric_options(rng, answer.value, key_text, wrong, _CORRECT[ask])
         return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
                      mistakes=wrong)
 
