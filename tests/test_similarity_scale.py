@@ -73,11 +73,11 @@ def test_the_csv_is_written_in_pieces_that_make_the_same_text(tmp_path):
 
 def test_identical_submissions_are_normalised_once(tmp_path, monkeypatch):
     """A copy handed in as it was (a quarter of the benchmark's 1,000) costs no second normalisation."""
-    from autograder.similarity import section
+    from autograder.similarity import parallel     # where a class's documents are made
 
     made: list[str] = []
-    real = section.document
-    monkeypatch.setattr(section, "document", lambda name, cells, settings: made.append(name) or real(name, cells, settings))
+    real = parallel.document
+    monkeypatch.setattr(parallel, "document", lambda name, cells, settings: made.append(name) or real(name, cells, settings))
     others = {f"s{i}": [f"def g(a):\n    return a * {i} + {i} - len(a) // {i + 2}\n"] for i in range(8)}
     result = similarity_section(_graded_folder(tmp_path, {"a": [LONG], "b": [LONG], "d": [LONG], **others}),
                                 threshold=0.3)

@@ -37,8 +37,9 @@ from autograder.runtime.grading.outcome import RECORD_NAME, read_record, record_
 from autograder.runtime.errors import SubmissionError
 from autograder.similarity.base import base_from_file, starter_cells
 from autograder.similarity.compare import (Comparison, Document, Group, LineSpan, LineSpans, Pair, Settings, base_hashes, compare_class,
-                                           document, own_tokens, starter_lines)
+                                           own_tokens, starter_lines)
 from autograder.similarity.inverted import rarity
+from autograder.similarity.parallel import documents as documents_of
 from autograder.similarity.highlight import MAX_ALIGNED_TOKENS, marked_html, marked_ranges
 
 CSV_NAME = "similarity.csv"
@@ -161,6 +162,13 @@ def similarity_section(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD
     documents: dict[str, Document] = {}
     marks: dict[tuple[str, str], tuple[frozenset[int], frozenset[int]]] = {}
     sources = []
+    # Identical submissions (a copy handed in as it was) are normalised once, and share their arrays; the
+    # distinct ones are normalised on every core at once (``parallel``), whatever their assignment.
+    distinct: dict[tuple[str, ...], str] = {}
+    for assignment, students in sorted(by_assignment.items()):
+        for s in students:
+            distinct.setdefault(found[s][1], s)
+    made = dict(zip(distinct, documents_of([(s, cells) for cells, s in distinct.items()], settings)))
     for assignment, students in sorted(by_assignment.items()):
         if base_files:
             base_cells = [c for f in base_files for c in base_from_file(f, assignment)]
@@ -172,12 +180,7 @@ def similarity_section(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD
             except GraderError:
                 base_cells = []
                 sources.append(f"none ({assignment} is not a built-in assignment; pass --base)")
-        # Identical submissions (a copy handed in as it was) are normalised once, and share their arrays.
-        made: dict[tuple[str, ...], Document] = {}
-        docs = []
-        for s in students:
-            twin = made.get(found[s][1])
-            docs.append(replace(twin, name=s) if twin is not None else made.setdefault(found[s][1], document(s, found[s][1], settings)))
+        docs = [replace(made[found[s][1]], name=s) for s in students]
         documents.update({d.name: d for d in docs})
         starter = starter_lines(base_cells)
         compared = compare_class(docs, base_hashes(base_cells, settings), settings, starter)

@@ -1,0 +1,118 @@
+"""Normalise and fingerprint a class's submissions on every core the process may use.
+
+Normalising is Python's own parse, rewrite, print and tokenize of each
+distinct cell: on a class of 1,000 submissions that each wrote their own,
+most of the comparison's time, and each submission's document depends on
+its own cells only. So the work is shared: the process forks helpers (one
+per further core), and it and its helpers take the next few submissions in
+turn from a shared counter until none is left, so a busy core takes fewer.
+Each helper sends its documents back packed (each token's text as a number
+in the helper's list of texts, its cell, line and statement in one integer
+array): pickling a million named tuples costs as much as half the
+normalising it saves.
+
+A document is the same whichever process made it (normalising reads nothing
+but the cells), and the documents are returned in the order asked, so the
+result is the serial one. Where fork is not available, or the class is
+small, or a helper fails, the work (or the failed helper's share) is done
+in this process.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+
+from autograder.similarity.compare import Document, Settings, document
+from autograder.similarity.normalize import Token
+
+#: Below this many distinct submissions, one process: forking and packing cost more than they save.
+PARALLEL_FROM = 64
+#: Submissions a process takes from the counter at a time: few enough that the cores finish together.
+_TAKEN_AT_ONCE = 4
+
+_Packed = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[tuple[str, int, int], ...]]
+
+
+def workers_available() -> int:
+    """Cores this process may run on (the processes the work is shared among)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:            # not on Linux
+        return os.cpu_count() or 1
+
+
+def documents(named: Sequence[tuple[str, tuple[str, ...]]], settings: Settings = Settings(),
+              workers: int | None = None) -> list[Document]:
+    """``document(name, cells, settings)`` of each of ``named``, in order, shared among ``workers`` processes
+    (default: every core available, when the class is large enough to gain from it)."""
+    if workers is None:
+        workers = workers_available() if len(named) >= PARALLEL_FROM else 1
+    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [document(name, cells, settings) for name, cells in named]
+    context = multiprocessing.get_context("fork")
+    counter = context.Value("l", 0)
+    helpers = []
+    for _ in range(workers - 1):
+        receiving, sending = context.Pipe(duplex=False)
+        process = context.Process(target=_helper, args=(named, settings, counter, sending), daemon=True)
+        process.start()
+        sending.close()
+        helpers.append((process, receiving))
+    made: dict[int, Document] = {}
+    for index in _claimed(counter, len(named)):
+        made[index] = document(*named[index], settings)
+    for process, receiving in helpers:
+        try:
+            made.update(_unpacked(named, pickle.loads(receiving.recv_bytes())))
+        except (EOFError, OSError, pickle.UnpicklingError):
+            pass                      # the helper died: what it took is made below
+        receiving.close()
+        process.join()
+    # A failed helper's share (and anything left if every helper failed) is made here.
+    return [made[i] if i in made else document(*named[i], settings) for i in range(len(named))]
+
+
+def _claimed(counter, total: int):
+    """Indices this process takes from the shared ``counter``, a few at a time, until none is left."""
+    while True:
+        with counter.get_lock():
+            start = counter.value
+            counter.value = start + _TAKEN_AT_ONCE
+        if start >= total:
+            return
+        yield from range(start, min(start + _TAKEN_AT_ONCE, total))
+
+
+def _helper(named, settings: Settings, counter, sending) -> None:
+    """A forked helper: make the documents it takes, send them back packed, and leave."""
+    try:
+        texts: dict[str, int] = {}
+        packed = {index: _packed(document(*named[index], settings), texts) for index in _claimed(counter, len(named))}
+        sending.send_bytes(pickle.dumps((list(texts), packed), protocol=pickle.HIGHEST_PROTOCOL))
+    finally:
+        sending.close()
+        os._exit(0)                   # no exit handlers, no flushing the parent's buffers twice
+
+
+def _packed(doc: Document, texts: dict[str, int]) -> _Packed:
+    tokens = doc.tokens
+    numbers = np.fromiter((texts.setdefault(t.text, len(texts)) for t in tokens), dtype=np.int32, count=len(tokens))
+    places = np.array([t[1:] for t in tokens], dtype=np.int32).reshape(len(tokens), 3)      # (cell, line, unit)
+    return numbers, places, doc.hashes, doc.positions, doc.functions
+
+
+def _unpacked(named: Sequence[tuple[str, tuple[str, ...]]], message) -> dict[int, Document]:
+    texts, packed = message
+    texts = [sys.intern(t) for t in texts]
+    out: dict[int, Document] = {}
+    for index, (numbers, places, hashes, positions, functions) in packed.items():
+        cells, lines, units = places.T.tolist() if len(places) else ([], [], [])
+        tokens = tuple(map(Token, [texts[n] for n in numbers.tolist()], cells, lines, units))
+        name, source = named[index]
+        out[index] = Document(name, tuple(source), tokens, hashes, positions, functions)
+    return out
