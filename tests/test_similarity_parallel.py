@@ -39,10 +39,14 @@ def test_documents_made_by_helpers_are_the_serial_ones_in_order():
 def test_a_document_packed_by_a_helper_reads_back_the_same():
     """What crosses from a helper is numbers and one list of texts; what is read back is the document."""
     named = _named()[:5]
-    texts: dict[str, int] = {}
-    packed = {i: parallel._packed(document(*named[i]), texts) for i in range(len(named))}
-    back = parallel._unpacked(named, (list(texts), packed))
+    packer = parallel._Packer()
+    packed = {i: packer.document(document(*named[i])) for i in range(len(named))}
+    back = parallel._unpacked(named, packer.message(packed))
     _same([back[i] for i in range(len(named))], [document(*n) for n in named])
+    # The starter's cells, one tuple of tokens in every document made here, are one tuple there too.
+    first_cell = [tuple(t for t in back[i].tokens if t.cell == 0) for i in range(len(named))]
+    assert all(cell == first_cell[0] for cell in first_cell)
+    assert len({id(back[i].tokens[0]) for i in range(len(named))}) == 1
 
 
 @needs_fork
@@ -62,3 +66,19 @@ def test_a_small_class_is_normalised_in_this_process(monkeypatch):
     monkeypatch.setattr(parallel.multiprocessing, "get_context", lambda *a: pytest.fail("forked for a small class"))
     named = _named()[:3]
     _same(parallel.documents(named), [document(name, cells) for name, cells in named])
+
+
+def test_cells_made_again_after_their_tokens_died_are_not_taken_for_them():
+    """A helper drops each document once packed: a cell's tokens made anew may sit where a dead one's were."""
+    from autograder.similarity import normalize
+
+    named = _named()
+    packer = parallel._Packer()
+    packed = {}
+    for i, (name, cells) in enumerate(named):
+        normalize._numbered_cell.cache_clear()         # every cell's tokens made anew, the old ones freed
+        normalize._normalised_cell.cache_clear()
+        packed[i] = packer.document(document(name, cells))
+    back = parallel._unpacked(named, packer.message(packed))
+    _same([back[i] for i in range(len(named))], [document(*n) for n in named])
+

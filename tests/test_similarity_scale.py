@@ -117,3 +117,19 @@ def test_the_rewriting_walks_statement_lists_only(monkeypatch):
     tokens = [t.text for t in normalize.program_tokens([source])]
     assert sorted(walked) == ["Assign", "Assign", "Expr", "For", "FunctionDef", "Module", "Return"]
     assert "for" in tokens and "append" not in tokens       # the loop still became its comprehension
+
+
+def test_a_cell_s_functions_are_read_from_the_parse_that_normalised_it(monkeypatch):
+    """Each parse of a long cell costs as much as printing it: the document of a new cell parses it once."""
+    import ast
+
+    from autograder.similarity import compare
+
+    parsed: list[str] = []
+    real = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda source, *a, **k: parsed.append(source) or real(source, *a, **k))
+    source = LONG.replace("total", "functions_read_once")      # a cell no cache has seen
+    doc = compare.document("a", [source])
+    assert parsed.count(source) == 1
+    assert [name for name, _, _ in doc.functions] == [n.name for n in real(source).body if isinstance(n, ast.FunctionDef)]
+    assert doc.functions and not normalize._UNREWRITTEN

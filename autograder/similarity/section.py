@@ -168,18 +168,16 @@ def similarity_section(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD
     for assignment, students in sorted(by_assignment.items()):
         for s in students:
             distinct.setdefault(found[s][1], s)
-    made = dict(zip(distinct, documents_of([(s, cells) for cells, s in distinct.items()], settings)))
+    bases: dict[str, tuple[list[str], str]] = {}
+
+    def read_bases() -> None:       # rendering a starter notebook takes seconds: done while helpers normalise
+        bases.update({assignment: base_code(assignment, base_files) for assignment in sorted(by_assignment)})
+
+    made = dict(zip(distinct, documents_of([(s, cells) for cells, s in distinct.items()], settings,
+                                           meanwhile=read_bases)))
     for assignment, students in sorted(by_assignment.items()):
-        if base_files:
-            base_cells = [c for f in base_files for c in base_from_file(f, assignment)]
-            sources.append(", ".join(str(f) for f in base_files))
-        else:
-            try:
-                base_cells = list(starter_cells(assignment))
-                sources.append(f"the starter notebook of {assignment}")
-            except GraderError:
-                base_cells = []
-                sources.append(f"none ({assignment} is not a built-in assignment; pass --base)")
+        base_cells, source = bases[assignment]
+        sources.append(source)
         docs = [replace(made[found[s][1]], name=s) for s in students]
         documents.update({d.name: d for d in docs})
         starter = starter_lines(base_cells)
@@ -200,6 +198,17 @@ def similarity_section(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD
     pairs.sort(key=lambda p: (-p.score, p.a, p.b))
     return SimilarityResult(tuple(pairs), threshold, len(found), documents, tuple(skipped), "; ".join(sources),
                             tuple(groups), tuple(common), marks)
+
+
+def base_code(assignment: str, base_files: tuple[str | Path, ...] = ()) -> tuple[list[str], str]:
+    """The base code of ``assignment`` (the files in ``base_files``, or else the built-in assignment's starter
+    notebook) and where it came from."""
+    if base_files:
+        return [c for f in base_files for c in base_from_file(f, assignment)], ", ".join(str(f) for f in base_files)
+    try:
+        return list(starter_cells(assignment)), f"the starter notebook of {assignment}"
+    except GraderError:
+        return [], f"none ({assignment} is not a built-in assignment; pass --base)"
 
 
 def common_note(assignment: str, compared: Comparison, settings: Settings) -> str:
