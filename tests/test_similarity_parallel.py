@@ -82,3 +82,13 @@ def test_cells_made_again_after_their_tokens_died_are_not_taken_for_them():
     back = parallel._unpacked(named, packer.message(packed))
     _same([back[i] for i in range(len(named))], [document(*n) for n in named])
 
+
+
+@needs_fork
+def test_a_class_is_normalised_here_when_no_helper_can_start(monkeypatch):
+    def refused(self) -> None:
+        raise OSError("Resource temporarily unavailable")
+
+    monkeypatch.setattr(multiprocessing.get_context("fork").Process, "start", refused)
+    named = _named()
+    _same(parallel.documents(named, workers=2), [document(name, cells) for name, cells in named])

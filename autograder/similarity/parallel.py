@@ -64,8 +64,13 @@ def documents(named: Sequence[tuple[str, tuple[str, ...]]], settings: Settings =
         for _ in range(workers - 1):
             receiving, sending = context.Pipe(duplex=False)
             process = context.Process(target=_helper, args=(named, settings, counter, sending), daemon=True)
-            process.start()
-            sending.close()
+            try:
+                process.start()
+            except (OSError, AssertionError):     # no process left to fork, or this one is a daemon: none may
+                receiving.close()
+                break
+            finally:
+                sending.close()
             helpers.append((process, receiving))
         if meanwhile is not None:
             meanwhile()
