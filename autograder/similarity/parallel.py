@@ -35,6 +35,7 @@ PARALLEL_FROM = 64
 #: Submissions a process takes from the counter at a time: few enough that the cores finish together.
 _TAKEN_AT_ONCE = 4
 
+
 def workers_available() -> int:
     """Cores this process may run on (the processes the work is shared among)."""
     try:
@@ -84,7 +85,7 @@ def documents(named: Sequence[tuple[str, tuple[str, ...]]], settings: Settings =
     finally:
         for process, receiving in helpers:
             receiving.close()
-            if process.is_alive():    # only after an error here: a helper exits once its documents are read
+            if process.is_alive():    # still working after an error here (one whose documents were read is leaving)
                 process.kill()
             process.join()
     # A failed helper's share (and anything left if every helper failed) is made here.
