@@ -73,11 +73,11 @@ def test_the_csv_is_written_in_pieces_that_make_the_same_text(tmp_path):
 
 def test_identical_submissions_are_normalised_once(tmp_path, monkeypatch):
     """A copy handed in as it was (a quarter of the benchmark's 1,000) costs no second normalisation."""
-    from autograder.similarity import section
+    from autograder.similarity import parallel     # where a class's documents are made
 
     made: list[str] = []
-    real = section.document
-    monkeypatch.setattr(section, "document", lambda name, cells, settings: made.append(name) or real(name, cells, settings))
+    real = parallel.document
+    monkeypatch.setattr(parallel, "document", lambda name, cells, settings: made.append(name) or real(name, cells, settings))
     others = {f"s{i}": [f"def g(a):\n    return a * {i} + {i} - len(a) // {i + 2}\n"] for i in range(8)}
     result = similarity_section(_graded_folder(tmp_path, {"a": [LONG], "b": [LONG], "d": [LONG], **others}),
                                 threshold=0.3)
@@ -117,3 +117,19 @@ def test_the_rewriting_walks_statement_lists_only(monkeypatch):
     tokens = [t.text for t in normalize.program_tokens([source])]
     assert sorted(walked) == ["Assign", "Assign", "Expr", "For", "FunctionDef", "Module", "Return"]
     assert "for" in tokens and "append" not in tokens       # the loop still became its comprehension
+
+
+def test_a_cell_s_functions_are_read_from_the_parse_that_normalised_it(monkeypatch):
+    """Each parse of a long cell costs as much as printing it: the document of a new cell parses it once."""
+    import ast
+
+    from autograder.similarity import compare
+
+    parsed: list[str] = []
+    real = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda source, *a, **k: parsed.append(source) or real(source, *a, **k))
+    source = LONG.replace("total", "functions_read_once")      # a cell no cache has seen
+    doc = compare.document("a", [source])
+    assert parsed.count(source) == 1
+    assert [name for name, _, _ in doc.functions] == [n.name for n in real(source).body if isinstance(n, ast.FunctionDef)]
+    assert doc.functions and not normalize._UNREWRITTEN

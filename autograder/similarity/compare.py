@@ -61,7 +61,6 @@ Why one module of this size: fingerprinting, the inverted index, pair scoring, f
 """
 from __future__ import annotations
 
-import ast
 import math
 from array import array
 from collections import defaultdict
@@ -73,7 +72,7 @@ import numpy as np
 
 from autograder.similarity.inverted import (ClassIndex, Shared, build_index, coverage, distinct_weight, pair_coverage,
                                             rarity, shared_weight, side)
-from autograder.similarity.normalize import Token, program_tokens
+from autograder.similarity.normalize import Token, defined_functions, program_tokens
 from autograder.similarity.winnow import K, W, Fingerprint, kgram_array, winnow
 
 
@@ -242,13 +241,9 @@ def _unit_runs(tokens: tuple[Token, ...] | list[Token]) -> list[tuple[int, int]]
 
 @lru_cache(maxsize=8192)
 def _defined_functions(source: str) -> tuple[tuple[str, int, int], ...]:
-    """(name, first line, last line) of each top-level function of a cell (none if it does not parse)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ()
-    return tuple((node.name, min([node.lineno] + [d.lineno for d in node.decorator_list]), node.end_lineno or node.lineno)
-                 for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    """(name, first line, last line) of each top-level function of a cell (none if it does not parse), read
+    from the parse that normalising the cell made."""
+    return defined_functions(source)
 
 
 def _function_ranges(cells: tuple[str, ...], tokens: tuple[Token, ...],

@@ -325,20 +325,35 @@ _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 _CELLS_CACHED = 256
 
 
-@lru_cache(maxsize=_CELLS_CACHED)
-def _cell_names(source: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-    """The names one cell binds, the names it reads, and every identifier-like word in it.
+_Functions = tuple[tuple[str, int, int], ...]
 
-    A cell that does not parse binds nothing and reads every name token it has.
+
+@lru_cache(maxsize=_CELLS_CACHED)
+def _cell_names(source: str) -> tuple[frozenset[str], frozenset[str], frozenset[str], _Functions]:
+    """The names one cell binds, the names it reads, every identifier-like word in it, and its top-level
+    functions (see :func:`defined_functions`), read from the one parse of the cell.
+
+    A cell that does not parse binds nothing, reads every name token it has and defines no function.
     """
     mentioned = frozenset(_IDENTIFIER.findall(source))
     tree = _parse(source)
     _UNREWRITTEN[source] = tree
     if tree is None:
         read = frozenset(t.string for t in _raw_tokens(source) if t.type == tokenize.NAME)
-        return frozenset(), read, mentioned
+        return frozenset(), read, mentioned, ()
     bound, read = _names_in(tree)
-    return frozenset(bound), frozenset(read), mentioned
+    functions = tuple((node.name, min([node.lineno] + [d.lineno for d in node.decorator_list]),
+                       node.end_lineno or node.lineno)
+                      for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return frozenset(bound), frozenset(read), mentioned, functions
+
+
+def defined_functions(source: str) -> _Functions:
+    """(name, first line, last line) of each top-level function of a cell, its decorators included (none if
+    it does not parse). A cell just normalised is not parsed again: its functions were read with its names."""
+    functions = _cell_names(source)[3]
+    _UNREWRITTEN.pop(source, None)      # outside :func:`program_tokens` no printing will want the tree
+    return functions
 
 
 @lru_cache(maxsize=_CELLS_CACHED)
@@ -356,10 +371,10 @@ def program_tokens(cells: tuple[str, ...] | list[str]) -> list[Token]:
     """Normalised tokens of every cell, in order, names bound anywhere in the program renamed everywhere."""
     try:
         names = [_cell_names(source) for source in cells]
-        bound = frozenset().union(*(b for b, _, _ in names))
-        read = frozenset().union(*(r for _, r, _ in names))
+        bound = frozenset().union(*(b for b, _, _, _ in names))
+        read = frozenset().union(*(r for _, r, _, _ in names))
         tokens: list[Token] = []
-        for number, (source, (_, _, mentioned)) in enumerate(zip(cells, names)):
+        for number, (source, (_, _, mentioned, _)) in enumerate(zip(cells, names)):
             tokens += _numbered_cell(source, bound & mentioned, read & mentioned, number)
         return tokens
     finally:

@@ -37,8 +37,9 @@ from autograder.runtime.grading.outcome import RECORD_NAME, read_record, record_
 from autograder.runtime.errors import SubmissionError
 from autograder.similarity.base import base_from_file, starter_cells
 from autograder.similarity.compare import (Comparison, Document, Group, LineSpan, LineSpans, Pair, Settings, base_hashes, compare_class,
-                                           document, own_tokens, starter_lines)
+                                           own_tokens, starter_lines)
 from autograder.similarity.inverted import rarity
+from autograder.similarity.parallel import documents as documents_of
 from autograder.similarity.highlight import MAX_ALIGNED_TOKENS, marked_html, marked_ranges
 
 CSV_NAME = "similarity.csv"
@@ -161,23 +162,23 @@ def similarity_section(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD
     documents: dict[str, Document] = {}
     marks: dict[tuple[str, str], tuple[frozenset[int], frozenset[int]]] = {}
     sources = []
+    # Identical submissions (a copy handed in as it was) are normalised once, and share their arrays; the
+    # distinct ones are normalised on every core at once (``parallel``), whatever their assignment.
+    distinct: dict[tuple[str, ...], str] = {}
     for assignment, students in sorted(by_assignment.items()):
-        if base_files:
-            base_cells = [c for f in base_files for c in base_from_file(f, assignment)]
-            sources.append(", ".join(str(f) for f in base_files))
-        else:
-            try:
-                base_cells = list(starter_cells(assignment))
-                sources.append(f"the starter notebook of {assignment}")
-            except GraderError:
-                base_cells = []
-                sources.append(f"none ({assignment} is not a built-in assignment; pass --base)")
-        # Identical submissions (a copy handed in as it was) are normalised once, and share their arrays.
-        made: dict[tuple[str, ...], Document] = {}
-        docs = []
         for s in students:
-            twin = made.get(found[s][1])
-            docs.append(replace(twin, name=s) if twin is not None else made.setdefault(found[s][1], document(s, found[s][1], settings)))
+            distinct.setdefault(found[s][1], s)
+    bases: dict[str, tuple[list[str], str]] = {}
+
+    def read_bases() -> None:       # rendering a starter notebook takes seconds: done while helpers normalise
+        bases.update({assignment: base_code(assignment, base_files) for assignment in sorted(by_assignment)})
+
+    made = dict(zip(distinct, documents_of([(s, cells) for cells, s in distinct.items()], settings,
+                                           meanwhile=read_bases)))
+    for assignment, students in sorted(by_assignment.items()):
+        base_cells, source = bases[assignment]
+        sources.append(source)
+        docs = [replace(made[found[s][1]], name=s) for s in students]
         documents.update({d.name: d for d in docs})
         starter = starter_lines(base_cells)
         compared = compare_class(docs, base_hashes(base_cells, settings), settings, starter)
@@ -197,6 +198,17 @@ def similarity_section(out_dir: str | Path, threshold: float = DEFAULT_THRESHOLD
     pairs.sort(key=lambda p: (-p.score, p.a, p.b))
     return SimilarityResult(tuple(pairs), threshold, len(found), documents, tuple(skipped), "; ".join(sources),
                             tuple(groups), tuple(common), marks)
+
+
+def base_code(assignment: str, base_files: tuple[str | Path, ...] = ()) -> tuple[list[str], str]:
+    """The base code of ``assignment`` (the files in ``base_files``, or else the built-in assignment's starter
+    notebook) and where it came from."""
+    if base_files:
+        return [c for f in base_files for c in base_from_file(f, assignment)], ", ".join(str(f) for f in base_files)
+    try:
+        return list(starter_cells(assignment)), f"the starter notebook of {assignment}"
+    except GraderError:
+        return [], f"none ({assignment} is not a built-in assignment; pass --base)"
 
 
 def common_note(assignment: str, compared: Comparison, settings: Settings) -> str:
