@@ -100,6 +100,13 @@ class Settings:
     function_tokens: float = 24.0
     #: ...and the other submission holds at least this share of it.
     function_share: float = 0.6
+    #: A function is held whole by a partner when it has at least this much unusual code (one k-gram)...
+    whole_tokens: float = 12.0
+    #: ...and the partner holds at least this share of it (see :func:`whole_function_evidence`).
+    whole_share: float = 0.9
+    #: A side's share is at least ``E / (E + function_prior)`` for the evidence ``E`` of the functions held
+    #: whole: one function of code only the two hold gives 0.5, two 0.67, three 0.75.
+    function_prior: float = 1.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -396,6 +403,21 @@ def shared_functions(doc: Document, matched: np.ndarray, unusual: np.ndarray,
     return out
 
 
+def whole_function_evidence(matched: np.ndarray, peaks: np.ndarray, unusual: np.ndarray,
+                            settings: Settings = Settings()) -> np.ndarray:
+    """(partners,) the evidence of the functions of a side that a partner holds whole: for each function with
+    at least ``whole_tokens`` of unusual code (``unusual``, per function) of which the partner holds at least
+    ``whole_share`` (``matched``, (partners, functions)), the weight of the rarest code it holds there
+    (``peaks``, (partners, functions)), summed.
+
+    Each function two students wrote alike by chance is a coincidence of its own, as rare as the rarest code
+    in it; a partial copy is two or three functions taken whole, each with code only the two hold, while the
+    pair's share of all its unusual code stays low. A function the class wrote alike (held by many) weighs
+    little however long it is, and starter code nothing."""
+    whole = (unusual >= settings.whole_tokens) & (matched >= settings.whole_share * unusual)
+    return (peaks * whole).sum(axis=1)
+
+
 def rank_pairs(documents: list[Document], base: frozenset[int] = frozenset(),
                settings: Settings = Settings()) -> list[Pair]:
     """Every pair of ``documents`` sharing at least one weighted fingerprint, highest score first.
@@ -452,8 +474,10 @@ def _sides_of(index: ClassIndex, i: int, doc: Document, partners: np.ndarray, sh
     own_units = np.array([own[lo:hi].sum() for lo, hi in ranges]).reshape(len(ranges))
     mine = side(index, i, ranges, partners, shared)
     lines = _Lines(doc)
+    share = mine.matched / (max(unusual, settings.evidence_tokens) + settings.prior_tokens)
+    evidence = whole_function_evidence(mine.units, mine.peaks, own_units, settings)
     return _Halves(mine.partners, mine.pattern,
-                   mine.matched / (max(unusual, settings.evidence_tokens) + settings.prior_tokens), mine.tokens,
+                   np.maximum(share, evidence / (evidence + settings.function_prior)), mine.tokens,
                    lines.spans(lines.runs(mine.covered)),
                    [tuple(f) for f in shared_functions(doc, mine.units, own_units, settings)])
 
