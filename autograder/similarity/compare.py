@@ -38,7 +38,9 @@ submission (three functions attempted) from scoring high on the one short
 function it shares with many: a score near 1 needs at least
 ``evidence_tokens`` of shared unusual code, whatever the share. A pair is
 scored at all only when the distinct fingerprints it shares weigh at least
-``least_share`` of the smaller side's; the others are left out.
+``least_share`` of the smaller side's; the others are left out. A side's share
+is never less than ``E / (E + function_prior)``, ``E`` the evidence of the
+functions its partner holds whole (:func:`whole_function_evidence`).
 
 A group is found from its pairs (``find_groups``): three or more submissions
 whose pairs all score at least ``group_score``, that all hold most of one
@@ -87,7 +89,7 @@ class Settings:
     common_minimum: int = 3
     prior_tokens: float = 30.0
     #: Least weight of shared distinct fingerprints, as a share of the smaller side's, for a pair to be scored.
-    least_share: float = 0.2
+    least_share: float = 0.1
     #: Least unusual code a side's share is taken over: about six lines.
     evidence_tokens: float = 80.0
     #: Least score of the pairs that join submissions into a group...
@@ -499,25 +501,39 @@ def _joined(documents: list[Document], halves: list[_Halves]) -> list[Pair]:
     up = up[:, np.lexsort((up[1], up[0]))]      # both now list each pair once, by (later, earlier)
     first, second = up[2], down[2]
     shares = np.concatenate([h.shares for h in halves])
-    score = [round(x, 4) for x in np.maximum(shares[first], shares[second]).tolist()]
+    larger = np.maximum(shares[first], shares[second])
+    score = np.empty(len(larger))
+    for lo in range(0, len(larger), _JOIN_CHUNK):
+        score[lo:lo + _JOIN_CHUNK] = [round(x, 4) for x in larger[lo:lo + _JOIN_CHUNK].tolist()]
     rank = np.empty(len(documents), dtype=np.int64)
     rank[sorted(range(len(documents)), key=lambda d: documents[d].name)] = np.arange(len(documents))
     # Sorted as ``sorted(key=(-score, a, b))`` on names would sort them, but on arrays.
-    order = np.lexsort((rank[up[0]], rank[up[1]], -np.array(score)))
-    tokens = np.concatenate([h.tokens for h in halves])[first[order]].tolist()
+    order = np.lexsort((rank[up[0]], rank[up[1]], -score))
+    tokens = np.concatenate([h.tokens for h in halves])
     lines = [spans for h in halves for spans in h.lines]
     functions = [f for h in halves for f in h.functions]
     names = [d.name for d in documents]
     pairs: list[Pair] = []
     union: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = {}
-    for n, (k, e, l, a, b) in enumerate(zip(order.tolist(), up[1][order].tolist(), up[0][order].tolist(),
-                                            first[order].tolist(), second[order].tolist())):
-        key = (functions[a], functions[b])
-        shared = union.get(key)
-        if shared is None:
-            shared = union[key] = tuple(sorted(set(key[0]) | set(key[1])))
-        pairs.append(Pair(names[e], names[l], score[k], tokens[n], lines[a], lines[b], shared))
+    # One object per distinct score and per distinct token count, not one per pair (two dicts: 0 == 0.0).
+    scores: dict[float, float] = {}
+    counts: dict[int, int] = {}
+    # A few thousand pairs at a time: their numbers as Python lists all at once took 70 MB at 400,000 pairs.
+    for lo in range(0, len(order), _JOIN_CHUNK):
+        part = order[lo:lo + _JOIN_CHUNK]
+        for s, t, e, l, a, b in zip(score[part].tolist(), tokens[first[part]].tolist(), up[1][part].tolist(),
+                                    up[0][part].tolist(), first[part].tolist(), second[part].tolist()):
+            key = (functions[a], functions[b])
+            shared = union.get(key)
+            if shared is None:
+                shared = union[key] = tuple(sorted(set(key[0]) | set(key[1])))
+            pairs.append(Pair(names[e], names[l], scores.setdefault(s, s), counts.setdefault(t, t), lines[a],
+                              lines[b], shared))
     return pairs
+
+
+#: Pairs joined at once (see :func:`_joined`).
+_JOIN_CHUNK = 8192
 
 
 def _coverage_of(index: ClassIndex, doc: int) -> np.ndarray:
