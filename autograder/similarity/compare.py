@@ -139,17 +139,19 @@ class LineSpan(NamedTuple):
     last: int
 
 
-class LineSpans:
+class LineSpans(bytes):
     """A pair side's lines: :class:`LineSpan` triples in (cell, line) order, packed as 32-bit integers.
 
-    A class of 1,000 submissions scores a hundred thousand pairs, each with a
+    A class of 1,000 submissions scores a few hundred thousand pairs, each with a
     dozen spans a side: as tuples of named tuples they took 300 MB and most of
-    the time spent ranking; packed, a side is one bytes object."""
+    the time spent ranking; packed, a side is one bytes object (the bytes
+    themselves, not an object holding them: at 400,000 distinct sides the
+    wrapper alone was 15 MB)."""
 
-    __slots__ = ("_packed",)
+    __slots__ = ()
 
-    def __init__(self, packed: bytes = b""):
-        self._packed = packed
+    def __new__(cls, packed: bytes = b"") -> "LineSpans":
+        return super().__new__(cls, packed)
 
     @classmethod
     def of(cls, spans: tuple[LineSpan, ...] | list[LineSpan]) -> "LineSpans":
@@ -158,7 +160,7 @@ class LineSpans:
     def flat(self) -> list[int]:
         """[cell, first, last, cell, first, last, ...], in (cell, line) order."""
         numbers = array("i")
-        numbers.frombytes(self._packed)     # for a few dozen numbers, much faster than numpy
+        numbers.frombytes(self)     # for a few dozen numbers, much faster than numpy
         return numbers.tolist()
 
     def __iter__(self):
@@ -166,15 +168,18 @@ class LineSpans:
         return (LineSpan(c, first, last) for c, first, last in zip(numbers, numbers, numbers))
 
     def __len__(self) -> int:
-        return len(self._packed) // 12
+        return bytes.__len__(self) // 12
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, LineSpans):
-            return self._packed == other._packed
+            return bytes.__eq__(self, other)
         return isinstance(other, tuple) and tuple(self) == other
 
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
     def __hash__(self) -> int:
-        return hash(self._packed)
+        return bytes.__hash__(self)
 
     def __repr__(self) -> str:
         return f"LineSpans({tuple(self)!r})"
@@ -446,7 +451,12 @@ def compare_class(documents: list[Document], base: frozenset[int] = frozenset(),
     scored = shared.weight >= settings.least_share * (smaller + prior)
     np.fill_diagonal(scored, False)
     scored &= scored.T          # a pair's two sides are computed from two rows: both must hold it
-    halves = [_sides_of(index, i, doc, np.flatnonzero(scored[i]), shared, settings) for i, doc in enumerate(documents)]
+    del smaller                 # n x n floats, not needed while the sides are made and joined
+    # Equal lists of functions are kept once: at 1,000 submissions half a million sides hold a few hundred.
+    interned: dict[tuple[str, ...], tuple[str, ...]] = {}
+    halves = [_sides_of(index, i, doc, np.flatnonzero(scored[i]), shared, settings, interned)
+              for i, doc in enumerate(documents)]
+    del shared, scored          # (n, n) and (n, widely held fingerprints): freed before the pairs are made
     pairs = _joined(documents, halves)
     common = int(np.count_nonzero((np.diff(index.holder_start) > limit) & ~index.in_base))
     ranked = tuple(pairs)
@@ -467,7 +477,7 @@ class _Halves(NamedTuple):
 
 
 def _sides_of(index: ClassIndex, i: int, doc: Document, partners: np.ndarray, shared: Shared,
-              settings: Settings) -> _Halves:
+              settings: Settings, interned: dict[tuple[str, ...], tuple[str, ...]] | None = None) -> _Halves:
     """Submission ``i``'s side of its pairs with ``partners``: computed once per distinct pattern of what the
     partners hold (``inverted.side``), each partner then given its pattern's numbers, lines and functions."""
     ranges = [(lo, hi) for _, lo, hi in doc.functions]
@@ -476,12 +486,13 @@ def _sides_of(index: ClassIndex, i: int, doc: Document, partners: np.ndarray, sh
     own_units = np.array([own[lo:hi].sum() for lo, hi in ranges]).reshape(len(ranges))
     mine = side(index, i, ranges, partners, shared)
     lines = _Lines(doc)
+    kept = {} if interned is None else interned
     share = mine.matched / (max(unusual, settings.evidence_tokens) + settings.prior_tokens)
     evidence = whole_function_evidence(mine.units, mine.peaks, own_units, settings)
     return _Halves(mine.partners, mine.pattern,
                    np.maximum(share, evidence / (evidence + settings.function_prior)), mine.tokens,
                    lines.spans(lines.runs(mine.covered)),
-                   [tuple(f) for f in shared_functions(doc, mine.units, own_units, settings)])
+                   [kept.setdefault(f, f) for f in map(tuple, shared_functions(doc, mine.units, own_units, settings))])
 
 
 def _joined(documents: list[Document], halves: list[_Halves]) -> list[Pair]:
