@@ -140,26 +140,29 @@ class LineSpan(NamedTuple):
 
 
 class LineSpans(bytes):
-    """A pair side's lines: :class:`LineSpan` triples in (cell, line) order, packed as 32-bit integers.
+    """A pair side's lines: :class:`LineSpan` triples in (cell, line) order, packed as 32-bit integers
+    (as 16-bit ones by :class:`ShortLineSpans` when every number fits).
 
     A class of 1,000 submissions scores a few hundred thousand pairs, each with a
     dozen spans a side: as tuples of named tuples they took 300 MB and most of
     the time spent ranking; packed, a side is one bytes object (the bytes
     themselves, not an object holding them: at 400,000 distinct sides the
-    wrapper alone was 15 MB)."""
+    wrapper alone was 15 MB, and 32-bit numbers another 35 MB)."""
 
     __slots__ = ()
+    _code = "i"             # the ``array`` type code of the numbers
+    _width = 12             # bytes per span
 
-    def __new__(cls, packed: bytes = b"") -> "LineSpans":
+    def __new__(cls, packed: bytes | memoryview = b"") -> "LineSpans":
         return super().__new__(cls, packed)
 
     @classmethod
     def of(cls, spans: tuple[LineSpan, ...] | list[LineSpan]) -> "LineSpans":
-        return cls(np.array(spans, dtype=np.int32).reshape(-1, 3).tobytes())
+        return packed_spans(np.array(spans, dtype=np.int64).reshape(-1, 3))
 
     def flat(self) -> list[int]:
         """[cell, first, last, cell, first, last, ...], in (cell, line) order."""
-        numbers = array("i")
+        numbers = array(self._code)
         numbers.frombytes(self)     # for a few dozen numbers, much faster than numpy
         return numbers.tolist()
 
@@ -168,21 +171,39 @@ class LineSpans(bytes):
         return (LineSpan(c, first, last) for c, first, last in zip(numbers, numbers, numbers))
 
     def __len__(self) -> int:
-        return bytes.__len__(self) // 12
+        return bytes.__len__(self) // self._width
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, LineSpans):
-            return bytes.__eq__(self, other)
+            return bytes.__eq__(self, other) if type(self) is type(other) else self.flat() == other.flat()
         return isinstance(other, tuple) and tuple(self) == other
 
     def __ne__(self, other: object) -> bool:
         return not self == other
 
     def __hash__(self) -> int:
-        return bytes.__hash__(self)
+        return hash(tuple(self.flat()))     # the same spans packed either way are equal
 
     def __repr__(self) -> str:
         return f"LineSpans({tuple(self)!r})"
+
+
+class ShortLineSpans(LineSpans):
+    """:class:`LineSpans` whose numbers (cells and lines) all fit in 16 bits: nearly every side."""
+
+    __slots__ = ()
+    _code = "h"
+    _width = 6
+
+
+_SHORT = 1 << 15
+
+
+def packed_spans(triples: np.ndarray) -> LineSpans:
+    """(spans, 3) cell, first and last line as one :class:`LineSpans`, 16-bit when every number fits."""
+    if triples.size == 0 or int(triples.max()) < _SHORT:
+        return ShortLineSpans(triples.astype(np.int16).tobytes())
+    return LineSpans(triples.astype(np.int32).tobytes())
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,8 +215,8 @@ class Pair:
     b: str
     score: float
     matched_tokens: int
-    lines_a: LineSpans = LineSpans()
-    lines_b: LineSpans = LineSpans()
+    lines_a: LineSpans = ShortLineSpans()
+    lines_b: LineSpans = ShortLineSpans()
     functions: tuple[str, ...] = ()
 
 
@@ -375,15 +396,18 @@ class _Lines:
             return [LineSpans.of(_spans_of(sorted({keys[g] for g in np.flatnonzero(row).tolist()}))) for row in hits]
         rows, runs = np.nonzero(hits)
         if len(runs) == 0:
-            return [LineSpans() for _ in range(len(hits))]
+            return [ShortLineSpans() for _ in range(len(hits))]
         cells, lines = self.cell[runs], self.line[runs]
         new = np.ones(len(runs), dtype=bool)        # a span starts at a new row, a new cell or a gap of a line
         new[1:] = (rows[1:] != rows[:-1]) | (cells[1:] != cells[:-1]) | (lines[1:] - lines[:-1] > 1)
         first = np.flatnonzero(new)
         last = np.append(first[1:], len(runs)) - 1
-        packed = np.stack([cells[first], lines[first], lines[last]], axis=1).astype(np.int32).tobytes()
-        bounds = (np.searchsorted(rows[first], np.arange(len(hits) + 1)) * 12).tolist()
-        return [LineSpans(packed[a:b]) for a, b in zip(bounds, bounds[1:])]
+        triples = np.stack([cells[first], lines[first], lines[last]], axis=1)
+        bounds = np.searchsorted(rows[first], np.arange(len(hits) + 1)).tolist()
+        if int(triples.max()) < _SHORT:             # as :func:`packed_spans` packs each, all at once
+            packed = memoryview(triples.astype(np.int16).tobytes())
+            return [ShortLineSpans(packed[6 * a:6 * b]) for a, b in zip(bounds, bounds[1:])]
+        return [packed_spans(triples[a:b]) for a, b in zip(bounds, bounds[1:])]
 
 
 def _spans_of(lines: list[tuple[int, int]]) -> tuple[LineSpan, ...]:
