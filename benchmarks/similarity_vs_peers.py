@@ -8,7 +8,7 @@ ranks that folder's pairs in a fresh process:
 * the grader: ``grader similarity`` on a folder of grading records that point at the
   files (the records are written beforehand, untimed), with its default base, the
   assignment's starter notebook. Its similarity.csv lists every pair it scores (a pair
-  whose shared fingerprints weigh less than a fifth of the smaller side's is not
+  whose shared fingerprints weigh less than a tenth of the smaller side's is not
   scored): every pair it leaves out counts as score 0 (ties at 0 count half in AUC and
   are drawn at random in precision at k, see below).
   Groups are read from similarity-groups.csv.

@@ -32,6 +32,15 @@ def test_a_cell_is_parsed_once_for_its_names_and_its_printed_tokens(monkeypatch)
     assert not normalize._UNREWRITTEN                           # no tree outlives the program
 
 
+def test_a_side_s_lines_take_two_bytes_a_number_when_they_fit_and_four_when_not():
+    small = LineSpans.of([LineSpan(0, 3, 9), LineSpan(2, 1, 1)])
+    large = LineSpans.of([LineSpan(0, 3, 40_000)])
+    assert bytes.__len__(small) == 12 and len(small) == 2               # 16-bit numbers
+    assert list(large) == [LineSpan(0, 3, 40_000)] and bytes.__len__(large) == 12 and len(large) == 1
+    assert small == (LineSpan(0, 3, 9), LineSpan(2, 1, 1)) and hash(small) == hash(LineSpans.of(list(small)))
+    assert spans_text(large) == "cell 1: 3-40000"
+
+
 def test_a_pair_side_s_lines_are_packed_and_read_back_as_spans():
     spans = (LineSpan(0, 3, 5), LineSpan(0, 8, 8), LineSpan(2, 1, 4))
     packed = LineSpans.of(spans)

@@ -38,7 +38,9 @@ submission (three functions attempted) from scoring high on the one short
 function it shares with many: a score near 1 needs at least
 ``evidence_tokens`` of shared unusual code, whatever the share. A pair is
 scored at all only when the distinct fingerprints it shares weigh at least
-``least_share`` of the smaller side's; the others are left out.
+``least_share`` of the smaller side's; the others are left out. A side's share
+is never less than ``E / (E + function_prior)``, ``E`` the evidence of the
+functions its partner holds whole (:func:`whole_function_evidence`).
 
 A group is found from its pairs (``find_groups``): three or more submissions
 whose pairs all score at least ``group_score``, that all hold most of one
@@ -86,7 +88,7 @@ class Settings:
     common_minimum: int = 3
     prior_tokens: float = 30.0
     #: Least weight of shared distinct fingerprints, as a share of the smaller side's, for a pair to be scored.
-    least_share: float = 0.2
+    least_share: float = 0.1
     #: Least unusual code a side's share is taken over: about six lines.
     evidence_tokens: float = 80.0
     #: Least score of the pairs that join submissions into a group...
@@ -99,6 +101,13 @@ class Settings:
     function_tokens: float = 24.0
     #: ...and the other submission holds at least this share of it.
     function_share: float = 0.6
+    #: A function is held whole by a partner when it has at least this much unusual code (one k-gram)...
+    whole_tokens: float = 12.0
+    #: ...and the partner holds at least this share of it (see :func:`whole_function_evidence`).
+    whole_share: float = 0.9
+    #: A side's share is at least ``E / (E + function_prior)`` for the evidence ``E`` of the functions held
+    #: whole: one function of code only the two hold gives 0.5, two 0.67, three 0.75.
+    function_prior: float = 1.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,26 +138,31 @@ class LineSpan(NamedTuple):
     last: int
 
 
-class LineSpans:
-    """A pair side's lines: :class:`LineSpan` triples in (cell, line) order, packed as 32-bit integers.
+class LineSpans(bytes):
+    """A pair side's lines: :class:`LineSpan` triples in (cell, line) order, packed as 32-bit integers
+    (as 16-bit ones by :class:`ShortLineSpans` when every number fits).
 
-    A class of 1,000 submissions scores a hundred thousand pairs, each with a
+    A class of 1,000 submissions scores a few hundred thousand pairs, each with a
     dozen spans a side: as tuples of named tuples they took 300 MB and most of
-    the time spent ranking; packed, a side is one bytes object."""
+    the time spent ranking; packed, a side is one bytes object (the bytes
+    themselves, not an object holding them: at 400,000 distinct sides the
+    wrapper alone was 15 MB, and 32-bit numbers another 35 MB)."""
 
-    __slots__ = ("_packed",)
+    __slots__ = ()
+    _code = "i"             # the ``array`` type code of the numbers
+    _width = 12             # bytes per span
 
-    def __init__(self, packed: bytes = b""):
-        self._packed = packed
+    def __new__(cls, packed: bytes | memoryview = b"") -> "LineSpans":
+        return super().__new__(cls, packed)
 
     @classmethod
     def of(cls, spans: tuple[LineSpan, ...] | list[LineSpan]) -> "LineSpans":
-        return cls(np.array(spans, dtype=np.int32).reshape(-1, 3).tobytes())
+        return packed_spans(np.array(spans, dtype=np.int64).reshape(-1, 3))
 
     def flat(self) -> list[int]:
         """[cell, first, last, cell, first, last, ...], in (cell, line) order."""
-        numbers = array("i")
-        numbers.frombytes(self._packed)     # for a few dozen numbers, much faster than numpy
+        numbers = array(self._code)
+        numbers.frombytes(self)     # for a few dozen numbers, much faster than numpy
         return numbers.tolist()
 
     def __iter__(self):
@@ -156,18 +170,39 @@ class LineSpans:
         return (LineSpan(c, first, last) for c, first, last in zip(numbers, numbers, numbers))
 
     def __len__(self) -> int:
-        return len(self._packed) // 12
+        return bytes.__len__(self) // self._width
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, LineSpans):
-            return self._packed == other._packed
+            return bytes.__eq__(self, other) if type(self) is type(other) else self.flat() == other.flat()
         return isinstance(other, tuple) and tuple(self) == other
 
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
     def __hash__(self) -> int:
-        return hash(self._packed)
+        return hash(tuple(self.flat()))     # the same spans packed either way are equal
 
     def __repr__(self) -> str:
         return f"LineSpans({tuple(self)!r})"
+
+
+class ShortLineSpans(LineSpans):
+    """:class:`LineSpans` whose numbers (cells and lines) all fit in 16 bits: nearly every side."""
+
+    __slots__ = ()
+    _code = "h"
+    _width = 6
+
+
+_SHORT = 1 << 15
+
+
+def packed_spans(triples: np.ndarray) -> LineSpans:
+    """(spans, 3) cell, first and last line as one :class:`LineSpans`, 16-bit when every number fits."""
+    if triples.size == 0 or int(triples.max()) < _SHORT:
+        return ShortLineSpans(triples.astype(np.int16).tobytes())
+    return LineSpans(triples.astype(np.int32).tobytes())
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,8 +214,8 @@ class Pair:
     b: str
     score: float
     matched_tokens: int
-    lines_a: LineSpans = LineSpans()
-    lines_b: LineSpans = LineSpans()
+    lines_a: LineSpans = ShortLineSpans()
+    lines_b: LineSpans = ShortLineSpans()
     functions: tuple[str, ...] = ()
 
 
@@ -356,15 +391,18 @@ class _Lines:
             return [LineSpans.of(_spans_of(sorted({keys[g] for g in np.flatnonzero(row).tolist()}))) for row in hits]
         rows, runs = np.nonzero(hits)
         if len(runs) == 0:
-            return [LineSpans() for _ in range(len(hits))]
+            return [ShortLineSpans() for _ in range(len(hits))]
         cells, lines = self.cell[runs], self.line[runs]
         new = np.ones(len(runs), dtype=bool)        # a span starts at a new row, a new cell or a gap of a line
         new[1:] = (rows[1:] != rows[:-1]) | (cells[1:] != cells[:-1]) | (lines[1:] - lines[:-1] > 1)
         first = np.flatnonzero(new)
         last = np.append(first[1:], len(runs)) - 1
-        packed = np.stack([cells[first], lines[first], lines[last]], axis=1).astype(np.int32).tobytes()
-        bounds = (np.searchsorted(rows[first], np.arange(len(hits) + 1)) * 12).tolist()
-        return [LineSpans(packed[a:b]) for a, b in zip(bounds, bounds[1:])]
+        triples = np.stack([cells[first], lines[first], lines[last]], axis=1)
+        bounds = np.searchsorted(rows[first], np.arange(len(hits) + 1)).tolist()
+        if int(triples.max()) < _SHORT:             # as :func:`packed_spans` packs each, all at once
+            packed = memoryview(triples.astype(np.int16).tobytes())
+            return [ShortLineSpans(packed[6 * a:6 * b]) for a, b in zip(bounds, bounds[1:])]
+        return [packed_spans(triples[a:b]) for a, b in zip(bounds, bounds[1:])]
 
 
 def _spans_of(lines: list[tuple[int, int]]) -> tuple[LineSpan, ...]:
@@ -389,6 +427,21 @@ def shared_functions(doc: Document, matched: np.ndarray, unusual: np.ndarray,
     for row, unit in zip(*(u.tolist() for u in np.nonzero(shared))):
         out[row].append(names[unit])
     return out
+
+
+def whole_function_evidence(matched: np.ndarray, peaks: np.ndarray, unusual: np.ndarray,
+                            settings: Settings = Settings()) -> np.ndarray:
+    """(partners,) the evidence of the functions of a side that a partner holds whole: for each function with
+    at least ``whole_tokens`` of unusual code (``unusual``, per function) of which the partner holds at least
+    ``whole_share`` (``matched``, (partners, functions)), the weight of the rarest code it holds there
+    (``peaks``, (partners, functions)), summed.
+
+    Each function two students wrote alike by chance is a coincidence of its own, as rare as the rarest code
+    in it; a partial copy is two or three functions taken whole, each with code only the two hold, while the
+    pair's share of all its unusual code stays low. A function the class wrote alike (held by many) weighs
+    little however long it is, and starter code nothing."""
+    whole = (unusual >= settings.whole_tokens) & (matched >= settings.whole_share * unusual)
+    return (peaks * whole).sum(axis=1)
 
 
 def rank_pairs(documents: list[Document], base: frozenset[int] = frozenset(),
@@ -417,7 +470,12 @@ def compare_class(documents: list[Document], base: frozenset[int] = frozenset(),
     scored = shared.weight >= settings.least_share * (smaller + prior)
     np.fill_diagonal(scored, False)
     scored &= scored.T          # a pair's two sides are computed from two rows: both must hold it
-    halves = [_sides_of(index, i, doc, np.flatnonzero(scored[i]), shared, settings) for i, doc in enumerate(documents)]
+    del smaller                 # n x n floats, not needed while the sides are made and joined
+    # Equal lists of functions are kept once: at 1,000 submissions half a million sides hold a few hundred.
+    interned: dict[tuple[str, ...], tuple[str, ...]] = {}
+    halves = [_sides_of(index, i, doc, np.flatnonzero(scored[i]), shared, settings, interned)
+              for i, doc in enumerate(documents)]
+    del shared, scored          # (n, n) and (n, widely held fingerprints): freed before the pairs are made
     pairs = _joined(documents, halves)
     common = int(np.count_nonzero((np.diff(index.holder_start) > limit) & ~index.in_base))
     ranked = tuple(pairs)
@@ -438,7 +496,7 @@ class _Halves(NamedTuple):
 
 
 def _sides_of(index: ClassIndex, i: int, doc: Document, partners: np.ndarray, shared: Shared,
-              settings: Settings) -> _Halves:
+              settings: Settings, interned: dict[tuple[str, ...], tuple[str, ...]] | None = None) -> _Halves:
     """Submission ``i``'s side of its pairs with ``partners``: computed once per distinct pattern of what the
     partners hold (``inverted.side``), each partner then given its pattern's numbers, lines and functions."""
     ranges = [(lo, hi) for _, lo, hi in doc.functions]
@@ -447,10 +505,13 @@ def _sides_of(index: ClassIndex, i: int, doc: Document, partners: np.ndarray, sh
     own_units = np.array([own[lo:hi].sum() for lo, hi in ranges]).reshape(len(ranges))
     mine = side(index, i, ranges, partners, shared)
     lines = _Lines(doc)
+    kept = {} if interned is None else interned
+    share = mine.matched / (max(unusual, settings.evidence_tokens) + settings.prior_tokens)
+    evidence = whole_function_evidence(mine.units, mine.peaks, own_units, settings)
     return _Halves(mine.partners, mine.pattern,
-                   mine.matched / (max(unusual, settings.evidence_tokens) + settings.prior_tokens), mine.tokens,
+                   np.maximum(share, evidence / (evidence + settings.function_prior)), mine.tokens,
                    lines.spans(lines.runs(mine.covered)),
-                   [tuple(f) for f in shared_functions(doc, mine.units, own_units, settings)])
+                   [kept.setdefault(f, f) for f in map(tuple, shared_functions(doc, mine.units, own_units, settings))])
 
 
 def _joined(documents: list[Document], halves: list[_Halves]) -> list[Pair]:
@@ -470,25 +531,39 @@ def _joined(documents: list[Document], halves: list[_Halves]) -> list[Pair]:
     up = up[:, np.lexsort((up[1], up[0]))]      # both now list each pair once, by (later, earlier)
     first, second = up[2], down[2]
     shares = np.concatenate([h.shares for h in halves])
-    score = [round(x, 4) for x in np.maximum(shares[first], shares[second]).tolist()]
+    larger = np.maximum(shares[first], shares[second])
+    score = np.empty(len(larger))
+    for lo in range(0, len(larger), _JOIN_CHUNK):
+        score[lo:lo + _JOIN_CHUNK] = [round(x, 4) for x in larger[lo:lo + _JOIN_CHUNK].tolist()]
     rank = np.empty(len(documents), dtype=np.int64)
     rank[sorted(range(len(documents)), key=lambda d: documents[d].name)] = np.arange(len(documents))
     # Sorted as ``sorted(key=(-score, a, b))`` on names would sort them, but on arrays.
-    order = np.lexsort((rank[up[0]], rank[up[1]], -np.array(score)))
-    tokens = np.concatenate([h.tokens for h in halves])[first[order]].tolist()
+    order = np.lexsort((rank[up[0]], rank[up[1]], -score))
+    tokens = np.concatenate([h.tokens for h in halves])
     lines = [spans for h in halves for spans in h.lines]
     functions = [f for h in halves for f in h.functions]
     names = [d.name for d in documents]
     pairs: list[Pair] = []
     union: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = {}
-    for n, (k, e, l, a, b) in enumerate(zip(order.tolist(), up[1][order].tolist(), up[0][order].tolist(),
-                                            first[order].tolist(), second[order].tolist())):
-        key = (functions[a], functions[b])
-        shared = union.get(key)
-        if shared is None:
-            shared = union[key] = tuple(sorted(set(key[0]) | set(key[1])))
-        pairs.append(Pair(names[e], names[l], score[k], tokens[n], lines[a], lines[b], shared))
+    # One object per distinct score and per distinct token count, not one per pair (two dicts: 0 == 0.0).
+    scores: dict[float, float] = {}
+    counts: dict[int, int] = {}
+    # A few thousand pairs at a time: their numbers as Python lists all at once took 70 MB at 400,000 pairs.
+    for lo in range(0, len(order), _JOIN_CHUNK):
+        part = order[lo:lo + _JOIN_CHUNK]
+        for s, t, e, l, a, b in zip(score[part].tolist(), tokens[first[part]].tolist(), up[1][part].tolist(),
+                                    up[0][part].tolist(), first[part].tolist(), second[part].tolist()):
+            key = (functions[a], functions[b])
+            shared = union.get(key)
+            if shared is None:
+                shared = union[key] = tuple(sorted(set(key[0]) | set(key[1])))
+            pairs.append(Pair(names[e], names[l], scores.setdefault(s, s), counts.setdefault(t, t), lines[a],
+                              lines[b], shared))
     return pairs
+
+
+#: Pairs joined at once (see :func:`_joined`).
+_JOIN_CHUNK = 8192
 
 
 def _coverage_of(index: ClassIndex, doc: int) -> np.ndarray:

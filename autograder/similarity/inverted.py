@@ -109,6 +109,7 @@ class Side:
     tokens: np.ndarray        # (U,) tokens so covered
     covered: np.ndarray       # (U, tokens) bool, which tokens
     units: np.ndarray         # (U, functions) matched weight per function (see ``function_ranges``)
+    peaks: np.ndarray         # (U, functions) the heaviest matched token's weight per function
 
 def distinct_weight(index: ClassIndex) -> np.ndarray:
     """(submissions,) the weight of each submission's distinct fingerprints, summed."""
@@ -170,7 +171,7 @@ def side(index: ClassIndex, doc: int, function_ranges: list[tuple[int, int]], pa
     weighted = np.unique(ids[index.weight[ids] > 0])
     if len(partners) == 0:
         return Side(partners, np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64),
-                    np.zeros((0, length), bool), np.zeros((0, len(function_ranges))))
+                    np.zeros((0, length), bool), np.zeros((0, len(function_ranges))), np.zeros((0, len(function_ranges))))
     holds = _holdings(index, partners, weighted, shared)
     patterns, pattern = _distinct_rows(holds)
     column = np.searchsorted(weighted, ids)
@@ -186,6 +187,7 @@ def side(index: ClassIndex, doc: int, function_ranges: list[tuple[int, int]], pa
     kept = np.flatnonzero(coverage(support, index.k) > 0)
     place = np.searchsorted(kept, at)            # each weighted fingerprint's column among the kept tokens
     units = np.zeros((len(patterns), len(function_ranges)))
+    peaks = np.zeros((len(patterns), len(function_ranges)))
     matched = np.zeros(len(patterns))
     tokens = np.zeros(len(patterns), dtype=np.int64)
     covered = np.zeros((len(patterns), length), dtype=bool)
@@ -202,7 +204,9 @@ def side(index: ClassIndex, doc: int, function_ranges: list[tuple[int, int]], pa
         tokens[first:first + step] = hit.sum(axis=1)
         for u, (lo, hi) in enumerate(bounds.tolist()):
             units[first:first + step, u] = cover[:, lo:hi].sum(axis=1)
-    return Side(partners, pattern, matched, tokens, covered, units)
+            if hi > lo:
+                peaks[first:first + step, u] = cover[:, lo:hi].max(axis=1)
+    return Side(partners, pattern, matched, tokens, covered, units, peaks)
 
 
 def _holdings(index: ClassIndex, partners: np.ndarray, weighted: np.ndarray, shared: Shared) -> np.ndarray:

@@ -25,7 +25,7 @@ import io
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from autograder.runtime.errors import GraderError
@@ -264,22 +264,23 @@ def csv_text(result: SimilarityResult) -> str:
 _ROWS_AT_ONCE = 5000
 
 
+#: Distinct sides' line texts the CSV writer keeps (see :func:`csv_pieces`).
+_LINES_KEPT = 1 << 16
+
+
 def csv_pieces(result: SimilarityResult) -> Iterator[str]:
     """:func:`csv_text` a few thousand rows at a time."""
     text = io.StringIO(newline="")
     writer = csv.writer(text)
     writer.writerow(CSV_COLUMNS)
     # A side's lines repeat: every partner holding the same of a submission's code covers the same lines
-    # (a tenth as many distinct sides as pairs at 1,000), so each is written out once.
-    lines: dict[LineSpans, str] = {}
+    # (a tenth as many distinct sides as pairs in the cohort class of 1,000), so a recent one is written out
+    # once. The cache is bounded: where every submission is its own (the blind corpus's class of 1,000),
+    # nearly every side is distinct, and keeping every text took 40 MB at the peak.
+    lines = lru_cache(maxsize=_LINES_KEPT)(lambda spans: cell(spans_text(spans)))
     names: dict[str, str] = {}          # each student's cell, made once
     for rank, p in enumerate(result.pairs, start=1):
-        a = lines.get(p.lines_a)
-        if a is None:
-            a = lines[p.lines_a] = cell(spans_text(p.lines_a))
-        b = lines.get(p.lines_b)
-        if b is None:
-            b = lines[p.lines_b] = cell(spans_text(p.lines_b))
+        a, b = lines(p.lines_a), lines(p.lines_b)
         name_a = names.get(p.a)
         if name_a is None:
             name_a = names[p.a] = cell(p.a)
