@@ -240,38 +240,93 @@ def balanced_subset(rng: np.random.Generator, key_text: str, pool_texts: Sequenc
     width = len(allowed[0])
     features = _Features([key_text, *pool_texts])
     members = np.array([[0, *(i + 1 for i in subset)] for subset in allowed])
-    tables = []
+    orders = []
     for order, scores in enumerate(features.order_scores(members)):
         if scores is None:
             continue    # an order that does not apply (a text that is not a number) is not fitted
         table = place_table(scores, strict=order == 0)
         reached = table.sum(axis=0) > 0
         if reached.any():
-            shows = table.sum(axis=1) > 0    # the sets where a reader can use this order at all
-            # One product gives the spread's numerator and its denominator together.
-            tables.append((table, np.column_stack([table, shows.astype(float)]),
-                           place_target(reached, PLAYED_PLACES[order]), (~shows).astype(float)))
+            orders.append(_OrderFit(table, place_target(reached, PLAYED_PLACES[order])))
     chance = 1.0 / (width + 1)
-    groups = [(hit, applies.astype(float)) for hit, applies in features.pick_hits(members) if applies.any()]
-    weights = np.full(len(allowed), 1.0 / len(allowed))
+    caps = [_CapFit(hit, applies.astype(float), CAP_SHARE * chance)
+            for hit, applies in features.pick_hits(members) if applies.any()]
+    weights = fit_weights(orders[::-1], caps, len(allowed))   # the value order last: met exactly where it can be
+    return allowed[int(rng.choice(len(allowed), p=weights))]
+
+
+class _OrderFit:
+    """One order's fitting step, its arrays laid out once so a round costs two small products.
+
+    The step is proportional fitting of the key's place: each place's share among the sets where
+    the order shows (``spread``) is scaled to the target, and a set's weight by its row of the
+    place table times those ratios; a set where the order shows nothing (its row all 0) keeps its
+    weight. Only the places some set reaches are kept (the others are 0 in every row), and the
+    shown mass is the sum of the place masses (a shown row sums to 1), so one product gives both.
+    """
+
+    def __init__(self, table: np.ndarray, target: np.ndarray):
+        reached = table.sum(axis=0) > 0
+        hidden = (table.sum(axis=1) == 0).astype(float)
+        # (sets, places + 1): the reached places, then 1 where the order shows nothing
+        self.matrix = np.column_stack([table[:, reached], hidden])
+        self.target = [float(t) for t in target[reached]]
+
+    def factors(self, weights: np.ndarray) -> np.ndarray:
+        """Each set's factor for this step: its row times the place ratios (1 where nothing shows)."""
+        mass = np.dot(weights, self.matrix).tolist()
+        shown = math.fsum(mass[:-1])
+        # A place whose mass underflowed to 0 gets no share, as the target over an empty place.
+        ratio = [t * shown / m if m > 0 else 0.0 for t, m in zip(self.target, mass)]
+        ratio.append(1.0)
+        return np.dot(self.matrix, ratio)
+
+
+class _CapFit:
+    """One group-picking player's step: see :func:`_cap_hit_rate`, with the sums taken in one product."""
+
+    def __init__(self, hit: np.ndarray, applies: np.ndarray, chance: float):
+        self.sums = np.column_stack([hit, applies])
+        # (sets, 3): the share picked on the key, on another choice, and where the player abstains
+        self.cells = np.column_stack([hit, applies - hit, 1 - applies])
+        self.chance = chance
+
+    def factors(self, weights: np.ndarray) -> np.ndarray | None:
+        """Each set's factor bringing the player's rate down to :attr:`chance`; None when already there."""
+        hits, applied = np.dot(weights, self.sums).tolist()
+        if applied <= 0:
+            return None
+        rate = hits / applied
+        if rate <= self.chance or rate >= 1.0:
+            return None
+        return np.dot(self.cells, [self.chance / rate, (1 - self.chance) / (1 - rate), 1.0])
+
+
+def fit_weights(orders: Sequence[_OrderFit], caps: Sequence[_CapFit], count: int) -> np.ndarray:
+    """Weights of ``count`` sets, by rounds of proportional fitting: each order's step in turn, then
+    each cap's, until a round moves no weight by 1e-6 or :data:`FIT_ROUNDS` rounds have run.
+
+    Every step multiplies the weights by per-set factors and both kinds of step depend only on
+    ratios of weighted sums, so the weights are normalised once per round, not after every step:
+    the same fit as normalising each time, up to rounding.
+    """
+    weights = np.full(count, 1.0 / count)
     for _ in range(FIT_ROUNDS):
         before = weights
-        for table, with_shows, target, hidden in tables[::-1]:   # the value order last: met exactly where it can be
-            both = weights @ with_shows
-            spread = both[:-1] / max(both[-1], 1e-300)
-            ratio = np.divide(target, spread, out=np.zeros_like(target), where=spread > 0)
-            # A set where the order shows nothing keeps its weight (its row of the table is all 0).
-            weights = weights * (table @ ratio + hidden)
-            weights /= weights.sum()
+        for order in orders:
+            weights = weights * order.factors(weights)
         # The group players last: a pick of a group is met less closely than a place otherwise
         # (the half of a shown double came back above the margin in two families).
-        for hit, applies in groups:
-            weights = _cap_hit_rate(weights, hit, applies, CAP_SHARE * chance)
+        for cap in caps:
+            factors = cap.factors(weights)
+            if factors is not None:
+                weights = weights * factors
+        weights = weights / weights.sum()
         # Settled: where a cap pulls against an order the weights creep by tiny steps for all the
         # rounds, which cost a third of the generation time and moved no player's rate.
         if np.abs(weights - before).max() < 1e-6:
             break
-    return allowed[int(rng.choice(len(allowed), p=weights))]
+    return weights
 
 
 #: The share of chance a group-picking player is fitted to: a little under chance, since the fit
