@@ -25,13 +25,13 @@ from typing import Callable, Sequence
 import numpy as np
 
 from question_bank.cues import (
+    CLOSE_RTOL,
+    EXACT_RTOL,
+    LINK_RTOL,
     choice_number,
     completes,
-    doubled,
-    just_above,
     likeness,
     link_matrix,
-    negated,
     plain,
     printed_exactly,
     text_body,
@@ -73,11 +73,7 @@ class _Features:
         if values is not None:
             exact = [printed_exactly(t) for t in texts]
             rel["link"] = link_matrix(values, exact)
-            for i, j in itertools.permutations(range(n), 2):
-                a, b, both = values[i], values[j], exact[i] and exact[j]
-                rel["neg"][i, j] = negated(a, b, both)
-                rel["double"][i, j] = doubled(a, b, both)
-                rel["above"][i, j] = just_above(a, b)
+            rel["neg"], rel["double"], rel["above"] = _value_relations(np.array(values), np.array(exact))
             return rel
         for i, j in itertools.permutations(range(n), 2):
             rel["link"][i, j] = text_linked(inner[i], inner[j])
@@ -117,6 +113,23 @@ class _Features:
         hits.append(_group_hits(_sign_majority(sub["neg"], np.array(self.values)[members]))
                     if self.values is not None else (np.zeros(len(members)), np.zeros(len(members), dtype=bool)))
         return hits
+
+
+def _value_relations(values: np.ndarray, exact: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`~question_bank.cues.negated`, :func:`~question_bank.cues.doubled` and
+    :func:`~question_bank.cues.just_above` of every ordered pair of distinct choices at once, as
+    (texts, texts) boolean matrices: entry ``[i, j]`` is the relation of ``values[i]`` to ``values[j]``.
+
+    The same arithmetic entry by entry as those functions (a relation is a threshold, so the draw
+    must see exactly what a player sees), without a Python call per pair.
+    """
+    a, b = values[:, None], values[None, :]
+    rtol = np.where(exact[:, None] & exact[None, :], EXACT_RTOL, LINK_RTOL)
+    other = ~np.eye(len(values), dtype=bool)
+    neg = (a != 0) & (np.abs(a - -b) <= rtol * np.maximum(np.abs(a), np.abs(b))) & other
+    double = (a != 0) & (np.abs(b - 2 * a) <= rtol * np.maximum(np.abs(b), np.abs(2 * a))) & other
+    above = (a > b) & (a - b <= CLOSE_RTOL * np.abs(a)) & other
+    return neg, double, above
 
 
 #: Per order of :meth:`_Features.order_scores`, the places of the key a content-blind player picks
