@@ -250,6 +250,12 @@ def balanced_subset(rng: np.random.Generator, key_text: str, pool_texts: Sequenc
         pool_texts: every usable distractor as printed.
         allowed: candidate sets of pool indices (each clearly distinct, of the same size).
     """
+    weights = fitted_weights(key_text, pool_texts, allowed)
+    return allowed[int(rng.choice(len(allowed), p=weights))]
+
+
+def fitted_weights(key_text: str, pool_texts: Sequence[str], allowed: Sequence[Sequence[int]]) -> np.ndarray:
+    """The weight :func:`balanced_subset` draws each of the ``allowed`` sets by (summing to 1)."""
     width = len(allowed[0])
     features = _Features([key_text, *pool_texts])
     members = np.array([[0, *(i + 1 for i in subset)] for subset in allowed])
@@ -264,8 +270,7 @@ def balanced_subset(rng: np.random.Generator, key_text: str, pool_texts: Sequenc
     chance = 1.0 / (width + 1)
     caps = [_CapFit(hit, applies.astype(float), CAP_SHARE * chance)
             for hit, applies in features.pick_hits(members) if applies.any()]
-    weights = fit_weights(orders[::-1], caps, len(allowed))   # the value order last: met exactly where it can be
-    return allowed[int(rng.choice(len(allowed), p=weights))]
+    return fit_weights(orders[::-1], caps, len(allowed))   # the value order last: met exactly where it can be
 
 
 class _OrderFit:
@@ -296,7 +301,14 @@ class _OrderFit:
 
 
 class _CapFit:
-    """One group-picking player's step: see :func:`_cap_hit_rate`, with the sums taken in one product."""
+    """One group-picking player's step: reweight the sets so its share on the key, where it picks,
+    is at most ``chance``.
+
+    Proportional fitting on two cells (the key picked, another choice picked): the player's
+    hits are scaled down to chance and its misses up by the same total; sets where it does not
+    pick keep their weight. A player already at or below chance leaves the weights alone. Both
+    sums come from one product, the factors from another.
+    """
 
     def __init__(self, hit: np.ndarray, applies: np.ndarray, chance: float):
         self.sums = np.column_stack([hit, applies])
@@ -347,24 +359,6 @@ def fit_weights(orders: Sequence[_OrderFit], caps: Sequence[_CapFit], count: int
 CAP_SHARE = 0.9
 
 
-def _cap_hit_rate(weights: np.ndarray, hit: np.ndarray, applies: np.ndarray, chance: float) -> np.ndarray:
-    """Reweight the sets so a group-picking player's share on the key, where it picks, is at most chance.
-
-    Proportional fitting on two cells (the key picked, another choice picked): the player's
-    hits are scaled down to chance and its misses up by the same total; sets where it does not
-    pick keep their weight. A player already at or below chance leaves the weights alone.
-    """
-    applied = float(weights @ applies)
-    if applied <= 0:
-        return weights
-    rate = float(weights @ hit) / applied
-    if rate <= chance or rate >= 1.0:
-        return weights
-    factor = hit * (chance / rate) + (applies - hit) * ((1 - chance) / (1 - rate)) + (1 - applies)
-    weights = weights * factor
-    return weights / weights.sum()
-
-
 def candidate_sets(n: int, k: int, compatible: Callable[[int, int], bool]) -> list[tuple[int, ...]]:
     """Every ``k``-set of ``range(n)`` whose members are pairwise compatible.
 
@@ -375,4 +369,5 @@ def candidate_sets(n: int, k: int, compatible: Callable[[int, int], bool]) -> li
             if all(ok[pair] for pair in itertools.combinations(combo, 2))]
 
 
-__all__ = ["MAX_POOL", "PLAYED_PLACES", "balanced_subset", "candidate_sets", "place_table", "place_target"]
+__all__ = ["MAX_POOL", "PLAYED_PLACES", "balanced_subset", "candidate_sets", "fit_weights", "fitted_weights",
+           "place_table", "place_target"]
