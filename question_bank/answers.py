@@ -488,6 +488,4 @@ def is_number(x: Any) -> bool:
     The question bank's one definition; it uses ``numbers.Real`` (NumPy
     registers its scalar types there) so this module stays standard-library only.
     """
-    if type(x) is float or type(x) is int:    # the common case, without the abstract-class check
-        return True
     return isinstance(x, numbers.Real) and not isinstance(x, bool)
