@@ -25,13 +25,13 @@ from typing import Callable, Sequence
 import numpy as np
 
 from question_bank.cues import (
+    CLOSE_RTOL,
+    EXACT_RTOL,
+    LINK_RTOL,
     choice_number,
     completes,
-    doubled,
-    just_above,
     likeness,
     link_matrix,
-    negated,
     plain,
     printed_exactly,
     text_body,
@@ -73,11 +73,7 @@ class _Features:
         if values is not None:
             exact = [printed_exactly(t) for t in texts]
             rel["link"] = link_matrix(values, exact)
-            for i, j in itertools.permutations(range(n), 2):
-                a, b, both = values[i], values[j], exact[i] and exact[j]
-                rel["neg"][i, j] = negated(a, b, both)
-                rel["double"][i, j] = doubled(a, b, both)
-                rel["above"][i, j] = just_above(a, b)
+            rel["neg"], rel["double"], rel["above"] = _value_relations(np.array(values), np.array(exact))
             return rel
         for i, j in itertools.permutations(range(n), 2):
             rel["link"][i, j] = text_linked(inner[i], inner[j])
@@ -117,6 +113,23 @@ class _Features:
         hits.append(_group_hits(_sign_majority(sub["neg"], np.array(self.values)[members]))
                     if self.values is not None else (np.zeros(len(members)), np.zeros(len(members), dtype=bool)))
         return hits
+
+
+def _value_relations(values: np.ndarray, exact: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`~question_bank.cues.negated`, :func:`~question_bank.cues.doubled` and
+    :func:`~question_bank.cues.just_above` of every ordered pair of distinct choices at once, as
+    (texts, texts) boolean matrices: entry ``[i, j]`` is the relation of ``values[i]`` to ``values[j]``.
+
+    The same arithmetic entry by entry as those functions (a relation is a threshold, so the draw
+    must see exactly what a player sees), without a Python call per pair.
+    """
+    a, b = values[:, None], values[None, :]
+    rtol = np.where(exact[:, None] & exact[None, :], EXACT_RTOL, LINK_RTOL)
+    other = ~np.eye(len(values), dtype=bool)
+    neg = (a != 0) & (np.abs(a - -b) <= rtol * np.maximum(np.abs(a), np.abs(b))) & other
+    double = (a != 0) & (np.abs(b - 2 * a) <= rtol * np.maximum(np.abs(b), np.abs(2 * a))) & other
+    above = (a > b) & (a - b <= CLOSE_RTOL * np.abs(a)) & other
+    return neg, double, above
 
 
 #: Per order of :meth:`_Features.order_scores`, the places of the key a content-blind player picks
@@ -237,64 +250,113 @@ def balanced_subset(rng: np.random.Generator, key_text: str, pool_texts: Sequenc
         pool_texts: every usable distractor as printed.
         allowed: candidate sets of pool indices (each clearly distinct, of the same size).
     """
+    weights = fitted_weights(key_text, pool_texts, allowed)
+    return allowed[int(rng.choice(len(allowed), p=weights))]
+
+
+def fitted_weights(key_text: str, pool_texts: Sequence[str], allowed: Sequence[Sequence[int]]) -> np.ndarray:
+    """The weight :func:`balanced_subset` draws each of the ``allowed`` sets by (summing to 1)."""
     width = len(allowed[0])
     features = _Features([key_text, *pool_texts])
     members = np.array([[0, *(i + 1 for i in subset)] for subset in allowed])
-    tables = []
+    orders = []
     for order, scores in enumerate(features.order_scores(members)):
         if scores is None:
             continue    # an order that does not apply (a text that is not a number) is not fitted
         table = place_table(scores, strict=order == 0)
         reached = table.sum(axis=0) > 0
         if reached.any():
-            shows = table.sum(axis=1) > 0    # the sets where a reader can use this order at all
-            # One product gives the spread's numerator and its denominator together.
-            tables.append((table, np.column_stack([table, shows.astype(float)]),
-                           place_target(reached, PLAYED_PLACES[order]), (~shows).astype(float)))
+            orders.append(_OrderFit(table, place_target(reached, PLAYED_PLACES[order])))
     chance = 1.0 / (width + 1)
-    groups = [(hit, applies.astype(float)) for hit, applies in features.pick_hits(members) if applies.any()]
-    weights = np.full(len(allowed), 1.0 / len(allowed))
+    caps = [_CapFit(hit, applies.astype(float), CAP_SHARE * chance)
+            for hit, applies in features.pick_hits(members) if applies.any()]
+    return fit_weights(orders[::-1], caps, len(allowed))   # the value order last: met exactly where it can be
+
+
+class _OrderFit:
+    """One order's fitting step, its arrays laid out once so a round costs two small products.
+
+    The step is proportional fitting of the key's place: each place's share among the sets where
+    the order shows (``spread``) is scaled to the target, and a set's weight by its row of the
+    place table times those ratios; a set where the order shows nothing (its row all 0) keeps its
+    weight. Only the places some set reaches are kept (the others are 0 in every row), and the
+    shown mass is the sum of the place masses (a shown row sums to 1), so one product gives both.
+    """
+
+    def __init__(self, table: np.ndarray, target: np.ndarray):
+        reached = table.sum(axis=0) > 0
+        hidden = (table.sum(axis=1) == 0).astype(float)
+        # (sets, places + 1): the reached places, then 1 where the order shows nothing
+        self.matrix = np.column_stack([table[:, reached], hidden])
+        self.target = [float(t) for t in target[reached]]
+
+    def factors(self, weights: np.ndarray) -> np.ndarray:
+        """Each set's factor for this step: its row times the place ratios (1 where nothing shows)."""
+        mass = np.dot(weights, self.matrix).tolist()
+        shown = math.fsum(mass[:-1])
+        # A place whose mass underflowed to 0 gets no share, as the target over an empty place.
+        ratio = [t * shown / m if m > 0 else 0.0 for t, m in zip(self.target, mass)]
+        ratio.append(1.0)
+        return np.dot(self.matrix, ratio)
+
+
+class _CapFit:
+    """One group-picking player's step: reweight the sets so its share on the key, where it picks,
+    is at most ``chance``.
+
+    Proportional fitting on two cells (the key picked, another choice picked): the player's
+    hits are scaled down to chance and its misses up by the same total; sets where it does not
+    pick keep their weight. A player already at or below chance leaves the weights alone. Both
+    sums come from one product, the factors from another.
+    """
+
+    def __init__(self, hit: np.ndarray, applies: np.ndarray, chance: float):
+        self.sums = np.column_stack([hit, applies])
+        # (sets, 3): the share picked on the key, on another choice, and where the player abstains
+        self.cells = np.column_stack([hit, applies - hit, 1 - applies])
+        self.chance = chance
+
+    def factors(self, weights: np.ndarray) -> np.ndarray | None:
+        """Each set's factor bringing the player's rate down to :attr:`chance`; None when already there."""
+        hits, applied = np.dot(weights, self.sums).tolist()
+        if applied <= 0:
+            return None
+        rate = hits / applied
+        if rate <= self.chance or rate >= 1.0:
+            return None
+        return np.dot(self.cells, [self.chance / rate, (1 - self.chance) / (1 - rate), 1.0])
+
+
+def fit_weights(orders: Sequence[_OrderFit], caps: Sequence[_CapFit], count: int) -> np.ndarray:
+    """Weights of ``count`` sets, by rounds of proportional fitting: each order's step in turn, then
+    each cap's, until a round moves no weight by 1e-6 or :data:`FIT_ROUNDS` rounds have run.
+
+    Every step multiplies the weights by per-set factors and both kinds of step depend only on
+    ratios of weighted sums, so the weights are normalised once per round, not after every step:
+    the same fit as normalising each time, up to rounding.
+    """
+    weights = np.full(count, 1.0 / count)
     for _ in range(FIT_ROUNDS):
         before = weights
-        for table, with_shows, target, hidden in tables[::-1]:   # the value order last: met exactly where it can be
-            both = weights @ with_shows
-            spread = both[:-1] / max(both[-1], 1e-300)
-            ratio = np.divide(target, spread, out=np.zeros_like(target), where=spread > 0)
-            # A set where the order shows nothing keeps its weight (its row of the table is all 0).
-            weights = weights * (table @ ratio + hidden)
-            weights /= weights.sum()
+        for order in orders:
+            weights = weights * order.factors(weights)
         # The group players last: a pick of a group is met less closely than a place otherwise
         # (the half of a shown double came back above the margin in two families).
-        for hit, applies in groups:
-            weights = _cap_hit_rate(weights, hit, applies, CAP_SHARE * chance)
+        for cap in caps:
+            factors = cap.factors(weights)
+            if factors is not None:
+                weights = weights * factors
+        weights = weights / weights.sum()
         # Settled: where a cap pulls against an order the weights creep by tiny steps for all the
         # rounds, which cost a third of the generation time and moved no player's rate.
         if np.abs(weights - before).max() < 1e-6:
             break
-    return allowed[int(rng.choice(len(allowed), p=weights))]
+    return weights
 
 
 #: The share of chance a group-picking player is fitted to: a little under chance, since the fit
 #: trades it against the orders and a player measured at chance plus noise must stay under the margin.
 CAP_SHARE = 0.9
-
-
-def _cap_hit_rate(weights: np.ndarray, hit: np.ndarray, applies: np.ndarray, chance: float) -> np.ndarray:
-    """Reweight the sets so a group-picking player's share on the key, where it picks, is at most chance.
-
-    Proportional fitting on two cells (the key picked, another choice picked): the player's
-    hits are scaled down to chance and its misses up by the same total; sets where it does not
-    pick keep their weight. A player already at or below chance leaves the weights alone.
-    """
-    applied = float(weights @ applies)
-    if applied <= 0:
-        return weights
-    rate = float(weights @ hit) / applied
-    if rate <= chance or rate >= 1.0:
-        return weights
-    factor = hit * (chance / rate) + (applies - hit) * ((1 - chance) / (1 - rate)) + (1 - applies)
-    weights = weights * factor
-    return weights / weights.sum()
 
 
 def candidate_sets(n: int, k: int, compatible: Callable[[int, int], bool]) -> list[tuple[int, ...]]:
@@ -307,4 +369,5 @@ def candidate_sets(n: int, k: int, compatible: Callable[[int, int], bool]) -> li
             if all(ok[pair] for pair in itertools.combinations(combo, 2))]
 
 
-__all__ = ["MAX_POOL", "PLAYED_PLACES", "balanced_subset", "candidate_sets", "place_table", "place_target"]
+__all__ = ["MAX_POOL", "PLAYED_PLACES", "balanced_subset", "candidate_sets", "fit_weights", "fitted_weights",
+           "place_table", "place_target"]

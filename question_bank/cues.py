@@ -55,6 +55,12 @@ _ALL_NONE = re.compile(r"\b(all|none|both|neither) of (the )?(above|these|them)\
 Pick = list[float]  # one weight per choice, summing to 1 (or all zero: the player abstains)
 
 
+#: Texts read at once: the players, the draw and the pickers each read the same few printed choices
+#: again and again (every player of every candidate set of a variant), and reading them is pure.
+TEXTS_REMEMBERED = 1 << 16
+
+
+@functools.lru_cache(maxsize=TEXTS_REMEMBERED)
 def plain(text: str) -> str:
     """A choice text without Markdown/LaTeX decoration: ``$1{,}024$`` -> ``1024``."""
     text = text.replace("{,}", "").replace("\\,", "").replace("\\!", "")
@@ -62,6 +68,7 @@ def plain(text: str) -> str:
     return text.replace("$", "").replace("`", "").replace("**", "").strip()
 
 
+@functools.lru_cache(maxsize=TEXTS_REMEMBERED)
 def choice_number(text: str) -> float | None:
     """The number a rendered choice stands for: one number, ``a \\times 10^{b}``, or a shape's size.
 
@@ -130,7 +137,7 @@ def central_value_player(texts: Sequence[str]) -> Pick:
     return _argbest(texts, [-sum(abs(a - b) for b in scaled) for a in scaled])
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=TEXTS_REMEMBERED)
 def likeness(a: str, b: str) -> float:
     """How alike two printed texts are (``difflib``'s ratio), the measure the "most alike" player
     uses and the draw balances against. Remembered: the same choice texts recur across the
@@ -175,6 +182,7 @@ LINK_FACTORS: tuple[float, ...] = (2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, math.e, 1
 EXACT_RTOL = 1e-12
 
 
+@functools.lru_cache(maxsize=TEXTS_REMEMBERED)
 def printed_exactly(text: str) -> bool:
     """Whether a choice prints its number exactly (an integer: no decimals, no power of ten).
 
@@ -304,6 +312,7 @@ def close_larger_player(texts: Sequence[str]) -> Pick:
     return _uniform_over([i for i, v in enumerate(values) if any(just_above(v, w) for w in values)], len(texts))
 
 
+@functools.lru_cache(maxsize=TEXTS_REMEMBERED)
 def text_body(text: str) -> str:
     """The quoted or code body of a choice, as a reader compares texts (quotes and marks dropped)."""
     body = plain(text)

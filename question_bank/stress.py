@@ -38,7 +38,7 @@ from question_bank.errors import QuestionBankError, require_at_least_one
 from question_bank.generate import generate_item, generate_variant
 from question_bank.registry import get_family, resolve_families
 from question_bank.seeding import variant_seed
-from question_bank.variant import to_json
+from question_bank.variant import json_key
 
 #: Every this many seeds the variant is generated twice and compared byte for byte.
 DETERMINISM_EVERY = 10
@@ -152,11 +152,11 @@ def stress_family(name: str, n: int, seed: int = 0) -> FamilyStress:
             problems += arrangement_problems(family, variant, thorough=index % DETERMINISM_EVERY == 0)
         if family.parts and index % DETERMINISM_EVERY == 0:
             problems += item_problems(name, s, variant)
-        if index % DETERMINISM_EVERY == 0 and to_json(generate_variant(name, s)) != to_json(variant):
+        if index % DETERMINISM_EVERY == 0 and json_key(generate_variant(name, s)) != json_key(variant):
             problems.append("the same seed gave different JSON")
         if problems:
             _fail(row, s, problems)
-        keys.add(to_json([variant["parameters"], variant["stem"]]))
+        keys.add(json_key([variant["parameters"], variant["stem"]]))
         row.cues.add(family.subquestion(variant["parameters"]), variant)
         for position, choice in enumerate(variant["choices"]):
             if choice["correct"]:
