@@ -1,5 +1,6 @@
 """Shared pytest configuration: the ``slow`` marker gates end-to-end otter runs, and the checkout
-is closed to other users while the tests run as root."""
+(with the references installed beside the Python running the tests) is closed to other users while
+the tests run as root."""
 import os
 from pathlib import Path
 
@@ -8,6 +9,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 #: The checkout's mode before the session, kept by the controller to restore it.
 _STASH = pytest.StashKey[int]()
+#: The modes of the installed references' files and folders that others could read, to restore them.
+_INSTALLED = pytest.StashKey[dict]()
 
 
 def _is_worker(config) -> bool:
@@ -26,12 +29,39 @@ def pytest_configure(config):
     mode = ROOT.stat().st_mode & 0o7777
     config.stash[_STASH] = mode
     ROOT.chmod(mode & ~0o077)
+    config.stash[_INSTALLED] = _close_installed_references()
+
+
+def _close_installed_references() -> dict[Path, int]:
+    """``chmod o-rwx`` on the references installed outside the checkout (``pip install .`` copies the
+    ``solutions`` package into the environment's site-packages), as the grader's refusal at the user
+    level tells an instructor to do. An environment made in a folder others may enter (``python -m
+    venv /tmp/venv``) leaves them readable, and every run at the user level is then refused; CI's
+    environment sits in a 0700 folder of ``mktemp -d``, where they were closed already."""
+    from autograder.runtime.sandbox.policy import reference_locations
+    changed: dict[Path, int] = {}
+    for place in reference_locations():
+        place = place.resolve()
+        if not place.exists() or place == ROOT or ROOT in place.parents:
+            continue                          # the checkout is closed above
+        entries = [place]
+        if place.is_dir():
+            for folder, dirs, files in os.walk(place):
+                entries += [Path(folder) / name for name in (*dirs, *files)]
+        for entry in entries:
+            mode = entry.lstat().st_mode & 0o7777
+            if mode & 0o007 and not entry.is_symlink():
+                changed[entry] = mode
+                entry.chmod(mode & ~0o007)
+    return changed
 
 
 def pytest_unconfigure(config):
     mode = config.stash.get(_STASH, None)
     if mode is not None:
         ROOT.chmod(mode)
+    for entry, mode in config.stash.get(_INSTALLED, {}).items():
+        entry.chmod(mode)
 
 
 #: The files whose tests take minutes (measured with ``--durations``), longest first. The test
