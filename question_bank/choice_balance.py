@@ -256,6 +256,18 @@ def balanced_subset(rng: np.random.Generator, key_text: str, pool_texts: Sequenc
 
 def fitted_weights(key_text: str, pool_texts: Sequence[str], allowed: Sequence[Sequence[int]]) -> np.ndarray:
     """The weight :func:`balanced_subset` draws each of the ``allowed`` sets by (summing to 1)."""
+    orders, groups, chance = fit_problem(key_text, pool_texts, allowed)
+    # The value order last: met exactly where it can be.
+    return fit_weights([_OrderFit(table, target) for table, target in orders[::-1]],
+                       [_CapFit(hit, applies, CAP_SHARE * chance) for hit, applies in groups], len(allowed))
+
+
+def fit_problem(key_text: str, pool_texts: Sequence[str], allowed: Sequence[Sequence[int]]
+                ) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[tuple[np.ndarray, np.ndarray]], float]:
+    """What the fit of the ``allowed`` sets is asked: for each visible order that applies and places the key
+    somewhere, its place table (sets, places) and the target spread of the key's place; for each
+    group-picking player that picks in some set, where it hits the key and where it picks (sets,), as
+    floats; and chance, one over the number of choices."""
     width = len(allowed[0])
     features = _Features([key_text, *pool_texts])
     members = np.array([[0, *(i + 1 for i in subset)] for subset in allowed])
@@ -266,11 +278,9 @@ def fitted_weights(key_text: str, pool_texts: Sequence[str], allowed: Sequence[S
         table = place_table(scores, strict=order == 0)
         reached = table.sum(axis=0) > 0
         if reached.any():
-            orders.append(_OrderFit(table, place_target(reached, PLAYED_PLACES[order])))
-    chance = 1.0 / (width + 1)
-    caps = [_CapFit(hit, applies.astype(float), CAP_SHARE * chance)
-            for hit, applies in features.pick_hits(members) if applies.any()]
-    return fit_weights(orders[::-1], caps, len(allowed))   # the value order last: met exactly where it can be
+            orders.append((table, place_target(reached, PLAYED_PLACES[order])))
+    groups = [(hit, applies.astype(float)) for hit, applies in features.pick_hits(members) if applies.any()]
+    return orders, groups, 1.0 / (width + 1)
 
 
 class _OrderFit:
@@ -369,5 +379,5 @@ def candidate_sets(n: int, k: int, compatible: Callable[[int, int], bool]) -> li
             if all(ok[pair] for pair in itertools.combinations(combo, 2))]
 
 
-__all__ = ["MAX_POOL", "PLAYED_PLACES", "balanced_subset", "candidate_sets", "fit_weights", "fitted_weights",
+__all__ = ["MAX_POOL", "PLAYED_PLACES", "balanced_subset", "candidate_sets", "fit_problem", "fit_weights", "fitted_weights",
            "place_table", "place_target"]

@@ -3,7 +3,8 @@ relations the cue players' own relations?
 
 The draw's fit (:func:`question_bank.choice_balance.fit_weights`) takes each step as two small
 products and normalises once per round; here it is compared with the fit written out step by step
-(normalised after every step, the spread and the cap computed from their definitions).
+(normalised after every step, the spread and the cap computed from their definitions), on the same
+place tables, targets and group players (:func:`question_bank.choice_balance.fit_problem`).
 """
 from __future__ import annotations
 
@@ -15,13 +16,10 @@ import pytest
 from question_bank.choice_balance import (
     CAP_SHARE,
     FIT_ROUNDS,
-    PLAYED_PLACES,
-    _Features,
     _value_relations,
     candidate_sets,
+    fit_problem,
     fitted_weights,
-    place_table,
-    place_target,
 )
 from question_bank.cues import doubled, just_above, negated
 
@@ -30,19 +28,8 @@ def _fit_step_by_step(key_text: str, pool_texts: list[str], allowed: list[tuple[
     """Proportional fitting as documented: per order, each place's share among the sets where the
     order shows is scaled to its target (a set where it shows nothing keeps its weight); per group
     player above its cap, hits scaled down to the cap and misses up; normalised after every step."""
-    width = len(allowed[0])
-    features = _Features([key_text, *pool_texts])
-    members = np.array([[0, *(i + 1 for i in subset)] for subset in allowed])
-    steps = []
-    for order, scores in enumerate(features.order_scores(members)):
-        if scores is None:
-            continue
-        table = place_table(scores, strict=order == 0)
-        reached = table.sum(axis=0) > 0
-        if reached.any():
-            steps.append((table, place_target(reached, PLAYED_PLACES[order])))
-    cap = CAP_SHARE / (width + 1)
-    groups = [(hit, applies.astype(float)) for hit, applies in features.pick_hits(members) if applies.any()]
+    steps, groups, chance = fit_problem(key_text, pool_texts, allowed)
+    cap = CAP_SHARE * chance
     weights = np.full(len(allowed), 1.0 / len(allowed))
     for _ in range(FIT_ROUNDS):
         before = weights
