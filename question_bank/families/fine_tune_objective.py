@@ -1,14 +1,15 @@
 """GPT-1's fine-tuning objective L3 = L2 + lambda * L1 (log-likelihoods, not norms)."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import numeric_options
+from question_bank.choices import at_common_width, numeric_options
 from question_bank.families._common import check_close, exact_product, float_answer, log_fraction, probabilities
-from question_bank.mistakes import register_mistakes, register_sign_slips, wrong_options
+from question_bank.mistakes import register_double_mistakes, register_mistakes, register_sign_slips, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import sequence_log_prob
@@ -34,16 +35,34 @@ MISTAKES = register_mistakes("fine-tune-objective", [
     ("means-not-sums", "sum-vs-mean", "sign*(mean ln p(label) + lambda*mean ln p(token))",
      lambda f: f["sign"] * (f["L2"] / f["n_labels"] + f["lambda"] * f["L1"] / f["n_tokens"]),
      "That averages each log-likelihood; in GPT-1, L1 and L2 are sums over the batch."),
+    # Logs in another base: bits lie further from zero than the key, on its own side, where the
+    # other mistakes (a lambda, a mean, a subtraction) mostly bring the value nearer zero, so the
+    # key was rarely the value furthest out and the 2nd smallest player found it 309 times in 1000.
+    ("bits", "wrong-log-base", "sign*(L2 + lambda*L1) / ln 2",
+     lambda f: f["sign"] * (f["L2"] + f["lambda"] * f["L1"]) / math.log(2),
+     "That is in bits (base-2 logs); the likelihoods here are natural logs, in nats."),
+    ("log10", "wrong-log-base", "sign*(L2 + lambda*L1) / ln 10",
+     lambda f: f["sign"] * (f["L2"] + f["lambda"] * f["L1"]) / math.log(10),
+     "That uses base-10 logs; the likelihoods here are natural logs, in nats."),
+])
+#: Two mistakes at once: a wrong value in bits lies further out still, and is one slip from a
+#: wrong value as well as from the key (so the key is not the hub of the choices).
+register_double_mistakes("fine-tune-objective", MISTAKES, [
+    ("lambda-dropped", "bits", "sign*(L2 + L1) / ln 2",
+     lambda f: f["sign"] * (f["L2"] + f["L1"]) / math.log(2)),
+    ("lambda-on-L2", "bits", "sign*(lambda*L2 + L1) / ln 2",
+     lambda f: f["sign"] * (f["lambda"] * f["L2"] + f["L1"]) / math.log(2)),
 ])
 #: Each mistake with the sign slip on top, so x / -x pairs appear around wrong values too.
 register_sign_slips("fine-tune-objective", MISTAKES, "other-sign",
-                    ["lambda-dropped", "lambda-on-L2", "lm-term-subtracted", "means-not-sums"])
+                    ["lambda-dropped", "lambda-on-L2", "lm-term-subtracted", "means-not-sums", "bits",
+                     "lambda-dropped+bits"])
 
 
 @register_family
 class FineTuneObjective(Family):
     name = "fine-tune-objective"
-    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 7  # v7: mistakes in bits and base 10, alone and with a second mistake, beyond the key on its side
     title = "GPT-1's combined fine-tuning objective"
     summary = "Evaluate L3 = L2 + lambda*L1 (or the loss -L3) from label and token log-likelihoods."
     tags = ("fine-tuning", "gpt-1", "likelihood")
@@ -75,7 +94,10 @@ class FineTuneObjective(Family):
                     f"= {fmt.num(L1)}$ are log-likelihoods (not weight norms). $L_3 = L_2 + \\lambda L_1 = "
                     f"{fmt.num(L2)} + {fmt.exact(lam)} \\times ({fmt.num(L1)}) = {fmt.num(L3)}$; training "
                     f"maximises it, i.e. minimises $-L_3 = {fmt.num(-L3)}$.")
-        options = numeric_options(rng, value, fmt.num_tex(value), wrong,
+        # Every choice printed at one length: the key, a sum of logs of a few terms, otherwise printed
+        # shorter than the negative mistakes and the small means (the shortest player found it).
+        key_text, wrong = at_common_width(value, wrong) or (fmt.num_tex(value), wrong)
+        options = numeric_options(rng, value, key_text, wrong,
                                   "Correct: two log-likelihoods, the LM one weighted by lambda.")
         return Draft(parameters=parameters, stem=stem, answer=float_answer(value, unit="nats"), options=options,
                      solution=solution, mistakes=wrong)

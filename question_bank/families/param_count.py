@@ -111,6 +111,39 @@ MISTAKES = register_mistakes("param-count", [
      lambda f: f["total"] + (f["L"] - 1) * (f["V"] + f["T"]) * f["d"], "The tables exist once, at the input."),
     ("embeddings/position-only", "token-table-forgotten", "T*d",
      lambda f: f["T"] * f["d"], "The token table adds V*d = {V} x {d}."),
+    # Mistakes on the side of the key that had too few: with only "not counted" below V*d and two
+    # additions above it, the head's count was the 2nd smallest choice in every variant.
+    ("lm_head/rows-only", "rows-not-parameters", "V",
+     lambda f: f["V"], "Each of the V = {V:,} output scores has its own d = {d:,} weights: V*d."),
+    ("lm_head/context-for-vocab", "confuses-context-with-vocab", "T*d",
+     lambda f: f["T"] * f["d"], "The head scores the V = {V:,} vocabulary entries, not the T = {T:,} positions."),
+    ("lm_head/keeps-width", "head-keeps-width", "d*d",
+     lambda f: f["d"] * f["d"], "The head maps the width d to V scores (d x V), not back to d."),
+    ("lm_head/bias-sized-by-width", "counts-output-bias", "V*d + d",
+     lambda f: f["V"] * f["d"] + f["d"],
+     "The convention has no output bias (and a bias would add one entry per score, V, not d)."),
+    ("lm_head/ffn-width", "ffn-width-is-model-width", "V*f",
+     lambda f: f["V"] * f["f"], "The head reads the d-wide output of the last block, not the f = {f_text} "
+     "units inside its FFN: V*d."),
+    ("lm_head/per-position", "parameters-per-position", "T*V*d",
+     lambda f: f["T"] * f["V"] * f["d"], "The head's matrix is shared by all T = {T:,} positions."),
+    # Attention, the FFN and the LayerNorms had mistakes mostly below the key (parts left out),
+    # so the key was rarely the smallest choice (attention, FFN) or the largest (LayerNorm).
+    ("attention/with-layernorms", "whole-block-counted", "L*(4d^2 + 8d)",
+     lambda f: f["L"] * (4 * f["d"] ** 2 + 8 * f["d"]),
+     "The block's two LayerNorms (4d) are counted with the LayerNorms, not with attention."),
+    ("attention/scores-as-parameters", "parameters-per-position", "L*(4d^2 + 4d + T^2)",
+     lambda f: f["L"] * (4 * f["d"] ** 2 + 4 * f["d"] + f["T"] ** 2),
+     "The T x T attention weights are computed from each input, not learned; they are not parameters."),
+    ("ffn/with-layernorm", "whole-block-counted", "L*(2df + f + 3d)",
+     lambda f: f["L"] * (2 * f["d"] * f["f"] + f["f"] + 3 * f["d"]),
+     "The LayerNorm in front of the FFN (2d) is counted with the LayerNorms, not with the FFN."),
+    ("ffn/square-width", "ffn-width-is-model-width", "L*(2f^2 + 2f)",
+     lambda f: f["L"] * (2 * f["f"] ** 2 + 2 * f["f"]),
+     "Only the hidden layer has width f = {f_text}; the FFN maps d -> f -> d, so its matrices are d x f "
+     "and f x d, not f x f."),
+    ("layernorm/scalar-gain-and-bias", "rows-not-parameters", "4L",
+     lambda f: 4 * f["L"], "Each gain and each bias is a vector of d = {d:,} entries, not one number."),
 ])
 
 
@@ -133,12 +166,16 @@ register_double_mistakes("param-count", MISTAKES, [
     ("ffn/width-d", "ffn/no-biases", "L*2d^2", lambda f: f["L"] * 2 * f["d"] ** 2),
     ("embeddings/per-block", "embeddings/no-position-table", "L*V*d", lambda f: f["L"] * f["V"] * f["d"]),
     ("embeddings/token-table-twice", "embeddings/no-position-table", "2V*d", lambda f: 2 * f["V"] * f["d"]),
+    ("layernorm/one-per-block", "layernorm/one-block", "2d", lambda f: 2 * f["d"]),
+    ("layernorm/one-per-block", "layernorm/final-counted", "2Ld + 2d", lambda f: 2 * f["L"] * f["d"] + 2 * f["d"]),
+    ("attention/with-layernorms", "attention/biases-per-position", "L*(4d^2 + 4Td + 4d)",
+     lambda f: f["L"] * (4 * f["d"] ** 2 + 4 * f["T"] * f["d"] + 4 * f["d"])),
 ])
 
 @register_family
 class ParamCount(Family):
     name = "param-count"
-    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 7  # v7: mistakes on both sides of the key for the head, attention, FFN and LayerNorm counts
     title = "GPT parameter count"
     summary = "Count a GPT's parameters (total or one component) for a random configuration, tied or untied."
     tags = ("parameters", "gpt-1")
