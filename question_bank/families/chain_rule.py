@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import numeric_options
+from question_bank.choices import at_common_width, numeric_options
 from question_bank.families._common import (
     check_close,
     exact_product,
@@ -88,11 +88,25 @@ register_double_mistakes("chain-rule-joint", MISTAKES, [
      lambda f: (f["log_p"] + math.log(f["probs"][0])) / math.log(10)),
 ])
 
+#: More wrong logs below the key (further from zero): the log question had five mistakes below
+#: ln P and twelve above it, and the draw keeps at most ten of them, so the key could seldom be
+#: the largest choice and was the smallest or 2nd smallest too often (182 and 176 in 563).
+register_double_mistakes("chain-rule-joint", MISTAKES, [
+    ("log/last-twice", "log/log2", "(ln P + ln p_n) / ln 2",
+     lambda f: (f["log_p"] + math.log(f["probs"][-1])) / math.log(2)),
+    ("log/first-twice", "log/last-twice", "ln P + ln p_1 + ln p_n",
+     lambda f: f["log_p"] + math.log(f["probs"][0]) + math.log(f["probs"][-1])),
+])
+register_double_mistakes("chain-rule-joint", MISTAKES, [
+    ("log/first-twice+last-twice", "log/log2", "(ln P + ln p_1 + ln p_n) / ln 2",
+     lambda f: (f["log_p"] + math.log(f["probs"][0]) + math.log(f["probs"][-1])) / math.log(2)),
+])
+
 
 @register_family
 class ChainRuleJoint(Family):
     name = "chain-rule-joint"
-    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 7  # v7: more wrong logs below the key; choices printed at one length where it stays short
     title = "Joint probability by the chain rule"
     summary = "Multiply next-token conditionals into a sequence probability, or sum their logs."
     tags = ("chain-rule", "likelihood")
@@ -127,7 +141,10 @@ class ChainRuleJoint(Family):
         parameters = {"tokens": words, "probs": probs, "ask": "log" if ask_log else "probability"}
         wrong = wrong_options(MISTAKES, [k for k in MISTAKES if k.startswith(parameters["ask"] + "/")],
                               self.facts(parameters), fmt.num_tex)
-        options = numeric_options(rng, answer.value, fmt.num_tex(answer.value), wrong,
+        # Every choice printed at one length where that stays short: a small product otherwise
+        # prints with leading zeros and was the longest choice too often (129 times in 397).
+        key_text, wrong = at_common_width(answer.value, wrong) or (fmt.num_tex(answer.value), wrong)
+        options = numeric_options(rng, answer.value, key_text, wrong,
                                   "Correct: the chain rule multiplies every conditional.")
         return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
                      mistakes=wrong)
