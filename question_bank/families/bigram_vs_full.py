@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import numeric_options
+from question_bank.choices import at_common_width, numeric_options
 from question_bank.errors import Redraw
 from question_bank.families._common import (
     check_close,
@@ -71,13 +71,18 @@ register_double_mistakes("bigram-vs-full", MISTAKES, [
 register_double_mistakes("bigram-vs-full", MISTAKES, [
     ("bigram_probability/first-twice", "bigram_probability/last-twice", "P_bigram * p_1 * p_n",
      lambda f: f["p_bigram"] * f["bigram"][0] * f["bigram"][-1]),
+    # The log of a wrong product: one slip (exp) from a wrong value, so the key is not the one
+    # choice linked to the others (its own log always is; the hub player found it 43 in 107).
+    ("bigram_probability/log", "bigram_probability/full-column", "ln P_full", lambda f: f["log_full"]),
+    ("bigram_probability/log", "bigram_probability/first-dropped", "ln P_bigram - ln p_1",
+     lambda f: math.log(f["p_bigram"]) - math.log(f["bigram"][0])),
 ])
 
 
 @register_family
 class BigramVsFull(Family):
     name = "bigram-vs-full"
-    version = 7  # v7: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 8  # v8: logs of wrong products among the mistakes; choices printed at one length where it stays short
     title = "Bigram approximation against the full history"
     summary = "Score a sentence with full-history and bigram conditionals; compare the two products."
     tags = ("chain-rule", "n-gram", "likelihood")
@@ -117,7 +122,10 @@ class BigramVsFull(Family):
         parameters = {"tokens": words, "full": full, "bigram": bigram, "ask": ask}
         wrong = wrong_options(MISTAKES, [k for k in MISTAKES if k.startswith(ask + "/")],
                               self.facts(parameters), fmt.num_tex)
-        options = numeric_options(rng, answer.value, fmt.num_tex(answer.value), wrong,
+        # Every choice printed at one length where that stays short: the log-ratio key otherwise
+        # printed shorter than its negative and small per-token mistakes (shortest 167 in 488).
+        key_text, wrong = at_common_width(answer.value, wrong) or (fmt.num_tex(answer.value), wrong)
+        options = numeric_options(rng, answer.value, key_text, wrong,
                                   "Correct: multiply the right column, then compare in log space.")
         return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
                      mistakes=wrong)
