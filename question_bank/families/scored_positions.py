@@ -9,12 +9,15 @@ from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.errors import Redraw
 from question_bank.families._common import WORDS, check_equal, int_answer
-from question_bank.mistakes import register_mistakes, wrong_options
+from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import masked_cross_entropy, next_token_batch
 
 PAD = 0
+
+#: The vocabulary of the batch: the corpus words and the padding token.
+VOCAB = len(WORDS) + 1
 
 
 def scored_by_reference(lengths: list[int], padded: int, vocab: int) -> int:
@@ -48,13 +51,35 @@ MISTAKES = register_mistakes("scored-positions", [
      lambda f: len(f["lengths"]) * (min(f["lengths"]) - 1), "Each row scores its own L-1 positions."),
     ("first-row-only", "one-row-only", "L_0 - 1", lambda f: f["lengths"][0] - 1,
      "That is the first sequence's scored positions; add every row's L-1."),
+    # More counts near the key and on both sides of it. With six mistakes the printed length of a
+    # count follows its value, so the key was the longest choice (or tied for it) too often: the
+    # longest player found it 187 times in 605 (stress -n 1000 --seed 0).
+    ("one-sequence", "last-token-scored", "sum L - 1", lambda f: sum(f["lengths"]) - 1,
+     "The rows are separate sequences: each one's last real token predicts nothing, not only the batch's last."),
+    ("longest-row", "padding-scored", "B*(max L - 1)",
+     lambda f: len(f["lengths"]) * (max(f["lengths"]) - 1),
+     "That scores every row as if it were as long as the longest; the shorter rows' padding targets are left out."),
+    ("last-row-only", "one-row-only", "L_last - 1", lambda f: f["lengths"][-1] - 1,
+     "That is the last sequence's scored positions; add every row's L-1."),
+    ("padding-only", "padding-scored", "B*(P-1) - sum (L - 1)",
+     lambda f: len(f["lengths"]) * (f["padded_length"] - 1) - sum(n - 1 for n in f["lengths"]),
+     "That counts the positions whose target is padding, the ones the mask leaves out; N counts the others."),
+    # The mean taken over every logit: a count with more digits than the key, so the key is not
+    # always the longest printed count when it is the largest.
+    ("every-logit", "divide-by-vocab", "sum (L - 1) * V", lambda f: sum(n - 1 for n in f["lengths"]) * f["V"],
+     "That divides by every logit of the scored positions; the mean runs over the N positions, not over "
+     "the V = {V} vocabulary entries of each."),
+])
+register_double_mistakes("scored-positions", MISTAKES, [
+    ("every-input-position", "every-logit", "B*(P-1)*V",
+     lambda f: len(f["lengths"]) * (f["padded_length"] - 1) * f["V"]),
 ])
 
 
 @register_family
 class ScoredPositions(Family):
     name = "scored-positions"
-    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 7  # v7: more counts near the key and on both sides of it (one sequence, longest row, padding only)
     title = "Scored positions with padding"
     summary = "Count the positions a padded batch scores: each sequence of L tokens gives L-1 predictions."
     tags = ("targets", "padding", "cross-entropy")
@@ -65,25 +90,30 @@ class ScoredPositions(Family):
         lengths = [int(n) for n in rng.integers(2, P + 1, size=B)]
         if min(lengths) == P:
             raise Redraw("no padding in the batch")
-        value = scored_by_reference(lengths, P, vocab=len(WORDS) + 1)
+        value = scored_by_reference(lengths, P, vocab=VOCAB)
         rows = []
         for b, n in enumerate(lengths):
             words = [WORDS[int(k)] for k in rng.integers(len(WORDS), size=n)]
             rows.append([b, n, "`" + " ".join(words + ["<pad>"] * (P - n)) + "`"])
         stem = (f"A batch holds B = {B} sequences, right-padded with `<pad>` to {P} tokens:\n\n"
                 f"{fmt.table(['row', 'real tokens', 'padded sequence'], rows)}\n\n"
-                f"Training uses inputs `row[:-1]` and targets `row[1:]` ({P - 1} positions per row) and "
+                f"Training uses inputs `row[:-1]` and targets `row[1:]` ({P - 1} positions per row), the model "
+                f"gives logits of shape (B, {P - 1}, V) over a vocabulary of V = {VOCAB} tokens, and the loss "
                 "excludes every position whose target is `<pad>`. How many positions enter the mean of the "
                 "loss, i.e. what is its denominator N?")
         solution = ("A sequence of L real tokens gives L-1 predictions with a real target. "
                     "N = " + " + ".join(f"({n}-1)" for n in lengths) + f" = {value}. Padding is left out "
                     "of both the sum and the denominator, and its gradient is zero.")
         parameters = {"lengths": lengths, "padded_length": P}
-        wrong = wrong_options(MISTAKES, list(MISTAKES), parameters, fmt.integer)
+        wrong = wrong_options(MISTAKES, list(MISTAKES), self.facts(parameters), fmt.integer)
         options = numeric_options(rng, value, fmt.integer(value), wrong,
                                   "Correct: each sequence contributes its length minus one.")
         return Draft(parameters=parameters, stem=stem, answer=int_answer(value, unit="positions"),
                      options=options, solution=solution, mistakes=wrong)
+
+    def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        """The parameters and the vocabulary size the stem states."""
+        return {**parameters, "V": VOCAB}
 
     def check(self, variant: dict[str, Any]) -> list[str]:
         p = variant["parameters"]
