@@ -36,6 +36,10 @@ EXPRESSIONS = (
     # truncation ("hidden @ E"), so the complete form of a cut text is not always the key.
     ("E @ hidden.T", "operand-order", "That transposes the hidden states instead of E, and puts them on "
      "the right: the head is `hidden @ E.T`, (..., C) @ (C, V)."),
+    # Another complete form of a wrong expression ("E.T @ hidden" cut short): the completed-text
+    # player found the key, the complete form of "hidden @ E", 53 times in 147.
+    ("E.T @ hidden.T", "operand-order", "That puts E first and transposes the hidden states as well; the "
+     "hidden states go on the left: `hidden @ E.T`, (..., C) @ (C, V)."),
 )
 
 
@@ -51,6 +55,18 @@ MISTAKES = register_mistakes("tied-weights", [
      lambda f: [f["B"], f["T"], f["T"]], "The last axis is the vocabulary, not the context."),
     ("logits_shape/keeps-width-and-vocab", "head-keeps-width", "(B, T, C, V)",
      lambda f: [f["B"], f["T"], f["C"], f["V"]], "The product contracts the width C; the logits have no C axis."),
+    # Shapes whose size is not the key's on either side: the key's size, B*T*V, was the 3rd smallest
+    # or the largest in every set where the sizes differ (29 and 27 times in 56).
+    ("logits_shape/one-position-short", "positions-off-by-one", "(B, T-1, V)",
+     lambda f: [f["B"], f["T"] - 1, f["V"]],
+     "Every one of the T positions gets logits; only the loss leaves out a position without a target."),
+    ("logits_shape/one-position-more", "positions-off-by-one", "(B, T+1, V)",
+     lambda f: [f["B"], f["T"] + 1, f["V"]],
+     "The T positions give T rows of logits, one per position, the last one predicting the next token; "
+     "there is no extra row."),
+    ("logits_shape/weight-per-sequence", "weight-has-batch-axis", "(B, C, V)",
+     lambda f: [f["B"], f["C"], f["V"]],
+     "That is a copy of the (C, V) matrix per sequence; the logits hold one row of V scores per position."),
     ("right_operand/untransposed", "missing-transpose", "(V, C)", lambda f: [f["V"], f["C"]],
      "That is E itself; the head multiplies by its transpose."),
     ("right_operand/batch-axis", "weight-has-batch-axis", "(B, C, V)", lambda f: [f["B"], f["C"], f["V"]],
@@ -70,6 +86,11 @@ MISTAKES = register_mistakes("tied-weights", [
      lambda f: f["tied_total"] + f["V"] * f["C"] - f["T"] * f["C"], "The position table (T x C) counts too."),
     ("untied_total/one-layernorm-per-block", "one-layernorm-per-block", "tied total + V*C - 2*L*C",
      lambda f: f["tied_total"] + f["V"] * f["C"] - 2 * f["n_layer"] * f["C"], "Each block has two LayerNorms."),
+    # A count far from the key, alike to the tied total: most mistakes are the key give or take a
+    # small part, which made the key the most alike text (87 times in 244 at seed 99).
+    ("untied_total/context-for-vocab", "confuses-context-with-vocab", "tied total + T*C",
+     lambda f: f["tied_total"] + f["T"] * f["C"],
+     "That adds a T x C matrix; the head scores the V vocabulary entries, so untying adds V x C."),
 ])
 
 # Two mistakes at once, so the key is not the one shape every distractor is one edit away from.
@@ -86,6 +107,8 @@ register_double_mistakes("tied-weights", MISTAKES, [
      lambda f: [f["B"], f["V"], f["C"]]),
     ("right_operand/batch-axis", "right_operand/context-for-vocab", "(B, C, T)",
      lambda f: [f["B"], f["C"], f["T"]]),
+    ("untied_total/two-matrices", "untied_total/output-bias", "tied total + 2*V*C + V",
+     lambda f: f["tied_total"] + 2 * f["V"] * f["C"] + f["V"]),
 ])
 
 class _RecordingProbe(ShapeProbe):
@@ -103,7 +126,7 @@ class _RecordingProbe(ShapeProbe):
 @register_family
 class TiedWeights(Family):
     name = "tied-weights"
-    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 7  # v7: more logits shapes on both sides of the key; another complete form of a wrong expression
     title = "A head tied to the token embedding"
     summary = "Tied head: the transpose of E, the logits' shape, the parameters untying adds, the expression."
     tags = ("shapes", "weight-tying", "parameters")
