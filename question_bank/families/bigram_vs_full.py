@@ -124,8 +124,9 @@ class BigramVsFull(Family):
                               self.facts(parameters), fmt.num_tex)
         # Every choice printed at one length where that stays short: the log-ratio key otherwise
         # printed shorter than its negative and small per-token mistakes (shortest 167 in 488).
-        key_text, wrong = at_common_width(answer.value, wrong) or (fmt.num_tex(answer.value), wrong)
-        options = numeric_options(rng, answer.value, key_text, wrong,
+        # (The answer key lists the mistakes not drawn in their ordinary printing.)
+        key_text, shown = at_common_width(answer.value, wrong) or (fmt.num_tex(answer.value), wrong)
+        options = numeric_options(rng, answer.value, key_text, shown,
                                   "Correct: multiply the right column, then compare in log space.")
         return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
                      mistakes=wrong)

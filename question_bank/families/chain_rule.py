@@ -143,8 +143,9 @@ class ChainRuleJoint(Family):
                               self.facts(parameters), fmt.num_tex)
         # Every choice printed at one length where that stays short: a small product otherwise
         # prints with leading zeros and was the longest choice too often (129 times in 397).
-        key_text, wrong = at_common_width(answer.value, wrong) or (fmt.num_tex(answer.value), wrong)
-        options = numeric_options(rng, answer.value, key_text, wrong,
+        # (The answer key lists the mistakes not drawn in their ordinary printing.)
+        key_text, shown = at_common_width(answer.value, wrong) or (fmt.num_tex(answer.value), wrong)
+        options = numeric_options(rng, answer.value, key_text, shown,
                                   "Correct: the chain rule multiplies every conditional.")
         return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
                      mistakes=wrong)

@@ -96,8 +96,9 @@ class FineTuneObjective(Family):
                     f"maximises it, i.e. minimises $-L_3 = {fmt.num(-L3)}$.")
         # Every choice printed at one length: the key, a sum of logs of a few terms, otherwise printed
         # shorter than the negative mistakes and the small means (the shortest player found it).
-        key_text, wrong = at_common_width(value, wrong) or (fmt.num_tex(value), wrong)
-        options = numeric_options(rng, value, key_text, wrong,
+        # (The answer key lists the mistakes not drawn in their ordinary printing.)
+        key_text, shown = at_common_width(value, wrong) or (fmt.num_tex(value), wrong)
+        options = numeric_options(rng, value, key_text, shown,
                                   "Correct: two log-likelihoods, the LM one weighted by lambda.")
         return Draft(parameters=parameters, stem=stem, answer=float_answer(value, unit="nats"), options=options,
                      solution=solution, mistakes=wrong)
