@@ -1,0 +1,41 @@
+"""Answer cues at more than the cue test's 200 variants, for families whose mistakes once sat on one side of the key.
+
+With every mistake on one side of the key (parts left out of a count, a lambda or a mean bringing a
+log nearer zero), or a few of them printing longer or alike to it, the key held the same place among
+the choices variant after variant; 200 variants per family hid most of it. Each run here is the
+smallest size and seed at which the family failed before its mistakes were given both sides (the
+practice guide lists the figures), so a family losing those mistakes fails here again.
+
+A file of its own: the test processes each take whole files, so these runs go beside the cue test's.
+"""
+from __future__ import annotations
+
+import pytest
+
+from question_bank.stress import stress_family
+
+#: (family, variants, seed) and what a content-blind player found there before.
+RUNS = [
+    # the head's count V*d was the 2nd smallest choice in 29 of 29 head variants
+    pytest.param("param-count", 400, 0, id="param-count"),
+    # the 2nd smallest choice 126 times in 400, the shortest text 115 in 356
+    pytest.param("fine-tune-objective", 400, 0, id="fine-tune-objective"),
+    # the bigram probability's hub (its own log is always one slip from it): 20 in 45
+    pytest.param("bigram-vs-full", 400, 0, id="bigram-vs-full"),
+    # dW_head's (C, V) the most alike text 24 times in 53
+    pytest.param("lm-head-shapes", 400, 0, id="lm-head-shapes"),
+    # logits_shape's size the 3rd smallest 18 times in 32
+    pytest.param("tied-weights", 600, 0, id="tied-weights"),
+    # the log the smallest choice 182 times in 563, the probability the longest text 129 in 397
+    pytest.param("chain-rule-joint", 1000, 0, id="chain-rule-joint", marks=pytest.mark.slow),
+    # the count the longest text 187 times in 605
+    pytest.param("scored-positions", 1000, 0, id="scored-positions", marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("family, n, seed", RUNS)
+def test_no_player_finds_the_key_at_a_size_where_it_once_did(family, n, seed):
+    row = stress_family(family, n, seed)
+    assert row.failed == 0, row.messages
+    cued = [(sub or "-", player, f"{s.hits:.0f}/{s.applied}") for sub, player, s in row.cues.cues()]
+    assert not cued, f"{family} at -n {n} --seed {seed}: players finding the key from the choices alone: {cued}"
