@@ -164,3 +164,30 @@ def test_choices_printed_at_one_length_tie_and_keep_their_values():
     for text, value in zip(texts, [key, *values]):
         assert choice_number(text) == pytest.approx(value, abs=printed_error(value))
     assert at_common_width(1.0, [Option(value=1e-11, text=num_tex(1e-11), correct=False)]) is None
+
+
+def test_choices_at_one_length_carry_a_sign_only_where_a_shown_choice_is_negative():
+    """The pool holds a negative mistake, so every value is printed signed; a drawn set of positive
+    choices drops the signs (a zero among them too keeps the common length), a set with the negative
+    keeps them."""
+    import numpy as np
+
+    from question_bank.choices import at_common_width, numeric_options
+    from question_bank.formatting import num_tex
+    from question_bank.variant import Option
+
+    key = 2.3456
+    values = [-2.3456, 0.0, 3.384, 1.0187, 10.43, 0.4263, 5.5]
+    key_text, wrong = at_common_width(key, [Option(value=v, text=num_tex(v), correct=False) for v in values])
+    assert key_text.startswith("$+")
+    seen = set()
+    for seed in range(60):
+        shown = numeric_options(np.random.default_rng(seed), key, key_text, wrong, "Correct.")
+        texts = [o.text for o in shown]
+        negative = any(float(o.value) < 0 for o in shown)
+        seen.add(negative)
+        assert len({len(plain(t)) for t in texts}) == 1, texts
+        assert any(t.startswith("$+") for t in texts) == negative, texts
+        for option in shown:
+            assert choice_number(option.text) == pytest.approx(float(option.value), abs=1e-3)
+    assert seen == {True, False}
