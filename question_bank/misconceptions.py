@@ -245,7 +245,8 @@ _ENTRIES = (
     Misconception("first-position-state", "First position's state used",
                   "The next token after the sequence is read from the last position's hidden state."),
     Misconception("mean-of-states", "Hidden states averaged",
-                  "Greedy decoding uses the last position's state, not an average over positions."),
+                  "Greedy decoding and a fine-tuned classifier read the last position's state, which has seen "
+                  "the whole input, not an average over positions."),
     Misconception("lowest-logit-wins", "Lowest score chosen",
                   "Greedy decoding takes the largest logit (the most probable token)."),
     # --- GPT-1 objective, fine-tuning and inputs -------------------------
