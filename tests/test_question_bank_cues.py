@@ -17,15 +17,10 @@ from question_bank.stress import stress_family
 CUE_N, CUE_SEED = 200, 99
 
 #: Sub-questions whose choices still give the key away. Each is an expected failure, strict, so
-#: fixing one turns its test into an error until it leaves this list. What is left is the printed
-#: length of a number: the uniform baseline's perplexity key V, an integer of four or five digits,
-#: is the shortest choice or ties for it far more often than one time in four; the mistakes above
-#: it are powers printed in scientific notation (2^(ln V), 10^(ln V)), those below it (ln V,
-#: log2 V) print in four figures, and few catalogued mistakes print shorter. Its choices cannot
-#: print at one length (:func:`question_bank.choices.at_common_width`: the powers are too wide),
-#: and a key that is the smallest choice is then the shortest too, so the draw cannot keep both
-#: the value order and the length at chance.
-STILL_CUED = {"uniform-baseline/perplexity"}
+#: fixing one turns its test into an error until it leaves this list. None is left: the last, the
+#: uniform baseline's perplexity (its key V, a whole number, was the shortest printed choice), now
+#: prints every choice in one scientific form.
+STILL_CUED: set[str] = set()
 
 
 @lru_cache(maxsize=None)
