@@ -186,3 +186,23 @@ def test_choices_at_one_length_carry_a_sign_only_where_a_shown_choice_is_negativ
         for option in shown:
             assert choice_number(option.text) == pytest.approx(float(option.value), abs=1e-3)
     assert seen == {True, False}
+
+
+#: Families whose numeric choices print at one length (:func:`question_bank.choices.at_common_width`, or the
+#: uniform baseline's perplexity in one scientific form): printed at four figures, a value's place
+#: (below 1, from 1 to 999, a whole number, negative) set its length, and the shortest or longest text
+#: found the key at 1,000 variants (the practice guide's figures).
+ONE_LENGTH_FAMILIES = ("perplexity-from-probs", "shifted-cross-entropy", "perplexity-cross-entropy",
+                       "softmax-values", "uniform-baseline")
+
+
+@pytest.mark.parametrize("family", ONE_LENGTH_FAMILIES)
+def test_numeric_choices_print_at_one_length(family):
+    """Nearly every variant's choices have one printed length (a few cannot: a whole number short of
+    the width by one place, a mistake too small for a dozen characters)."""
+    from question_bank.generate import generate_variant
+    from question_bank.seeding import variant_seed
+
+    variants = [generate_variant(family, variant_seed(7, "one-length", i)) for i in range(80)]
+    tied = [len({len(plain(c["text"])) for c in v["choices"]}) == 1 for v in variants]
+    assert sum(tied) >= 0.8 * len(tied), (family, sum(tied))
