@@ -80,6 +80,15 @@ MISTAKES = register_mistakes("softmax-values", [
     ("shifted/bias-dropped", "logit-bias-dropped", "softmax(h @ W)_j",
      lambda f: _softmax_entry(f["z_no_bias"], f["j"]),
      "The shift changes nothing, but the logits include the bias: h @ W_head + b_head = {z_text}."),
+    # the shift seen to cancel, the probability still computed wrongly: mistakes that can land above
+    # the key (with the others the key was the 3rd smallest choice 80 to 94 times in about 280)
+    ("shifted/sigmoid", "sigmoid-for-softmax", "sigmoid(z_j)",
+     lambda f: _sigmoid(f["z"][f["j"]]),
+     "The shift cancels, but that scores token {j} on its own with a sigmoid; softmax normalises over "
+     "all the logits {z_text}."),
+    ("shifted/base-2", "wrong-log-base", "2^z_j / sum_k 2^z_k",
+     lambda f: _softmax_entry(f["z"], f["j"], base=2.0),
+     "The shift cancels, but softmax exponentiates with base e, not 2."),
     # masked: one query's scores, -inf where key > query, then softmax
     ("masked/no-mask", "no-mask", "softmax over all T scores",
      lambda f: _softmax_entry(f["scores"], f["key"]),
@@ -177,7 +186,7 @@ def _vector(values: Sequence[float]) -> str:
 @register_family
 class SoftmaxValues(Family):
     name = "softmax-values"
-    version = 3  # v3: choices at one length, mistakes on both sides of the key (two each, else redrawn), five more mistakes; v2: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 3  # v3: choices at one length, mistakes on both sides of the key (two each, else redrawn), seven more mistakes; v2: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Softmax: values, shifts and masks"
     summary = "A softmax probability from logits with a bias, after shifting every logit, or under a causal mask."
     tags = ("softmax", "lm-head", "attention")
