@@ -172,5 +172,24 @@ def numeric_options(
         correct_feedback: shown when the correct option is picked.
     """
     correct = Option(value=answer_value, text=answer_text, correct=True, feedback=correct_feedback)
-    return [correct, *pick_distractors(rng, answer_value, known_mistakes(answer_value, candidates),
-                                       answer_text=answer_text)]
+    return signs_only_where_negative([correct, *pick_distractors(rng, answer_value, known_mistakes(
+        answer_value, candidates), answer_text=answer_text)])
+
+
+def signs_only_where_negative(options: Sequence[Option]) -> list[Option]:
+    """``options`` without the ``+`` signs of :func:`at_common_width` where no shown choice is negative.
+
+    That printing signs every nonzero value when some usable mistake is negative, before the draw
+    picks which are shown; a set of positive choices would then read ``+18.16``, a sign that says
+    only that some mistake not shown was negative. Each loses its sign, which keeps the texts at
+    one length (a zero, printed without a sign, is printed one place shorter to match).
+    """
+    texts = [option.text for option in options]
+    if any(t.startswith("$-") for t in texts) or not any(t.startswith("$+") for t in texts):
+        return list(options)
+    unsigned = [t.replace("$+", "$", 1) if t.startswith("$+") else t for t in texts]
+    width = len(next(u for t, u in zip(texts, unsigned) if t != u).strip("$").replace(",", ""))
+    return [dataclasses.replace(option, text=f"${fmt.fixed_to_width(0.0, width)}$")
+            if is_number(option.value) and float(option.value) == 0 and text == option.text
+            else dataclasses.replace(option, text=text)
+            for option, text in zip(options, unsigned)]

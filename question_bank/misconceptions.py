@@ -125,6 +125,9 @@ _ENTRIES = (
                   "another axis mixes positions or batch entries."),
     Misconception("softmax-whole-array", "Normalized over the whole array",
                   "Without an axis the whole array sums to 1 instead of each distribution."),
+    Misconception("softmax-not-normalised", "Exponentials not normalised",
+                  "Softmax divides each exponential by their sum; after the max shift e^(s - max) is at most "
+                  "1, but the weights only sum to 1 once divided."),
     Misconception("mean-over-batch-only", "Averaged over the batch size only",
                   "Every one of the B*T positions has a target, so the mean divides by N = B*T, not B."),
     Misconception("target-column-indexing", "Target picked with [:, targets]",
@@ -245,7 +248,8 @@ _ENTRIES = (
     Misconception("first-position-state", "First position's state used",
                   "The next token after the sequence is read from the last position's hidden state."),
     Misconception("mean-of-states", "Hidden states averaged",
-                  "Greedy decoding uses the last position's state, not an average over positions."),
+                  "Greedy decoding and a fine-tuned classifier read the last position's state, which has seen "
+                  "the whole input, not an average over positions."),
     Misconception("lowest-logit-wins", "Lowest score chosen",
                   "Greedy decoding takes the largest logit (the most probable token)."),
     # --- GPT-1 objective, fine-tuning and inputs -------------------------

@@ -17,15 +17,10 @@ from question_bank.stress import stress_family
 CUE_N, CUE_SEED = 200, 99
 
 #: Sub-questions whose choices still give the key away. Each is an expected failure, strict, so
-#: fixing one turns its test into an error until it leaves this list. What is left is the printed
-#: length of a number: the uniform baseline's perplexity key V, an integer of four or five digits,
-#: is the shortest choice or ties for it far more often than one time in four; the mistakes above
-#: it are powers printed in scientific notation (2^(ln V), 10^(ln V)), those below it (ln V,
-#: log2 V) print in four figures, and few catalogued mistakes print shorter. Its choices cannot
-#: print at one length (:func:`question_bank.choices.at_common_width`: the powers are too wide),
-#: and a key that is the smallest choice is then the shortest too, so the draw cannot keep both
-#: the value order and the length at chance.
-STILL_CUED = {"uniform-baseline/perplexity"}
+#: fixing one turns its test into an error until it leaves this list. None is left: the last, the
+#: uniform baseline's perplexity (its key V, a whole number, was the shortest printed choice), now
+#: prints every choice in one scientific form.
+STILL_CUED: set[str] = set()
 
 
 @lru_cache(maxsize=None)
@@ -164,3 +159,50 @@ def test_choices_printed_at_one_length_tie_and_keep_their_values():
     for text, value in zip(texts, [key, *values]):
         assert choice_number(text) == pytest.approx(value, abs=printed_error(value))
     assert at_common_width(1.0, [Option(value=1e-11, text=num_tex(1e-11), correct=False)]) is None
+
+
+def test_choices_at_one_length_carry_a_sign_only_where_a_shown_choice_is_negative():
+    """The pool holds a negative mistake, so every value is printed signed; a drawn set of positive
+    choices drops the signs (a zero among them too keeps the common length), a set with the negative
+    keeps them."""
+    import numpy as np
+
+    from question_bank.choices import at_common_width, numeric_options
+    from question_bank.formatting import num_tex
+    from question_bank.variant import Option
+
+    key = 2.3456
+    values = [-2.3456, 0.0, 3.384, 1.0187, 10.43, 0.4263, 5.5]
+    key_text, wrong = at_common_width(key, [Option(value=v, text=num_tex(v), correct=False) for v in values])
+    assert key_text.startswith("$+")
+    seen = set()
+    for seed in range(60):
+        shown = numeric_options(np.random.default_rng(seed), key, key_text, wrong, "Correct.")
+        texts = [o.text for o in shown]
+        negative = any(float(o.value) < 0 for o in shown)
+        seen.add(negative)
+        assert len({len(plain(t)) for t in texts}) == 1, texts
+        assert any(t.startswith("$+") for t in texts) == negative, texts
+        for option in shown:
+            assert choice_number(option.text) == pytest.approx(float(option.value), abs=1e-3)
+    assert seen == {True, False}
+
+
+#: Families whose numeric choices print at one length (:func:`question_bank.choices.at_common_width`, or the
+#: uniform baseline's perplexity in one scientific form): printed at four figures, a value's place
+#: (below 1, from 1 to 999, a whole number, negative) set its length, and the shortest or longest text
+#: found the key at 1,000 variants (the practice guide's figures).
+ONE_LENGTH_FAMILIES = ("perplexity-from-probs", "shifted-cross-entropy", "perplexity-cross-entropy",
+                       "softmax-values", "uniform-baseline")
+
+
+@pytest.mark.parametrize("family", ONE_LENGTH_FAMILIES)
+def test_numeric_choices_print_at_one_length(family):
+    """Nearly every variant's choices have one printed length (a few cannot: a whole number short of
+    the width by one place, a mistake too small for a dozen characters)."""
+    from question_bank.generate import generate_variant
+    from question_bank.seeding import variant_seed
+
+    variants = [generate_variant(family, variant_seed(7, "one-length", i)) for i in range(80)]
+    tied = [len({len(plain(c["text"])) for c in v["choices"]}) == 1 for v in variants]
+    assert sum(tied) >= 0.8 * len(tied), (family, sum(tied))

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import numeric_options
+from question_bank.choices import at_common_width, numeric_options
 from question_bank.families._common import check_close, exact_product, float_answer, probabilities
 from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
@@ -37,13 +37,25 @@ MISTAKES = register_mistakes("perplexity-from-probs", [
      "The mean NLL is in nats, so it is exponentiated with base e, not 2."),
     ("base-10", "wrong-log-base", "10^(mean NLL)", lambda f: 10 ** _mean_nll(f["probs"]),
      "Natural-log NLLs are exponentiated with base e, not 10."),
+    # Two slips at once, each one slip from a wrong value above as well as from the key: the total
+    # NLL is the log of exp(total NLL) and n times the mean NLL; the mean probability is the
+    # reciprocal of n / sum p. With single slips only, the key was the choice linked to the most
+    # others (the hub player: 184 keys in 584 at seed 0 with 1,000 variants, chance 146).
+    ("total-nll-as-perplexity", "perplexity-is-loss", "sum of -ln p_i",
+     lambda f: len(f["probs"]) * _mean_nll(f["probs"]),
+     "That is the total NLL: summed over the tokens instead of averaged, and not exponentiated. "
+     "Perplexity is exp of the mean NLL per token."),
+    ("mean-probability", "arithmetic-mean-perplexity", "mean of p_i",
+     lambda f: sum(f["probs"]) / len(f["probs"]),
+     "That is the arithmetic mean of the probabilities, not inverted: a typical probability, not a "
+     "perplexity. Perplexity is the reciprocal of the geometric mean of the probabilities."),
 ])
 
 
 @register_family
 class PerplexityFromProbs(Family):
     name = "perplexity-from-probs"
-    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 7  # v7: every choice printed at one length, the total NLL and the mean probability among the mistakes; v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Perplexity from token probabilities"
     summary = "Turn the probabilities given to N scored tokens into a perplexity, exp(mean NLL)."
     tags = ("perplexity",)
@@ -63,9 +75,13 @@ class PerplexityFromProbs(Family):
                     f"{fmt.num(mean_nll)}$ nats. Perplexity $= e^{{\\bar\\ell}} = {fmt.num(ppl)}$, the "
                     "reciprocal of the geometric mean of the probabilities. A model that guessed uniformly "
                     "among k tokens would have perplexity k.")
-        options = numeric_options(rng, answer.value, fmt.num_tex(ppl), wrong, "Correct: exponentiate the mean NLL.")
+        # Every choice prints at one length: at four figures the key (at least 1) prints as short as
+        # every other value from 1 to 999 and shorter than the probabilities and losses below 1
+        # (the reciprocal, a mean NLL under 1), so the shortest text was the key far above chance.
+        key_text, shown = at_common_width(ppl, wrong) or (fmt.num_tex(ppl), wrong)
+        options = numeric_options(rng, answer.value, key_text, shown, "Correct: exponentiate the mean NLL.")
         return Draft(parameters={"probs": probs}, stem=stem, answer=answer, options=options,
-                     solution=solution, mistakes=wrong)
+                     solution=solution, mistakes=shown)
 
     def check(self, variant: dict[str, Any]) -> list[str]:
         probs = variant["parameters"]["probs"]

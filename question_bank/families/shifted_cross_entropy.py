@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import numeric_options
+from question_bank.choices import at_common_width, numeric_options
+from question_bank.cues import just_above
 from question_bank.families._common import LN2, check_close, float_answer, plain_mean_cross_entropy
 from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
@@ -59,13 +60,15 @@ register_double_mistakes("shifted-cross-entropy", MISTAKES, [
      lambda f: _mean_ce(f["z"][:-1], f["x"][:-1]) * (f["T"] - 1)),
     ("shifted-back", "bits", "mean CE of z[t] against x[t-1], / ln 2", lambda f: _mean_ce(f["z"][1:], f["x"][:-1]) / LN2),
     ("mean-over-T", "bits", "sum / (T ln 2)", lambda f: f["loss"] * (f["T"] - 1) / (f["T"] * LN2)),
+    # two slips below the key as well, so the key is not the smallest choice more often than chance
+    ("mean-over-T", "log10", "sum / (T ln 10)", lambda f: f["loss"] * (f["T"] - 1) / (f["T"] * math.log(10))),
 ])
 
 
 @register_family
 class ShiftedCrossEntropy(Family):
     name = "shifted-cross-entropy"
-    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 7  # v7: every choice printed at one length, one more double mistake below the key; v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Cross-entropy with shifted targets"
     summary = "Mean next-token cross-entropy of a small logits table: position t is scored on token t+1."
     tags = ("cross-entropy", "alignment")
@@ -89,10 +92,17 @@ class ShiftedCrossEntropy(Family):
                     f"$\\frac{{1}}{{{T - 1}}}({terms}) = {fmt.num(loss)}$ nats.")
         parameters = {"logits": logits.astype(int).tolist(), "tokens": tokens.tolist()}
         wrong = wrong_options(MISTAKES, list(MISTAKES), self.facts(parameters), fmt.num_tex)
-        options = numeric_options(rng, answer.value, fmt.num_tex(loss), wrong,
+        # Every choice prints at one length: at four figures a loss from 1 to 999 prints shorter than
+        # the probabilities and losses below 1, so the shortest text was the key far above chance.
+        key_text, printed = at_common_width(loss, wrong) or (fmt.num_tex(loss), wrong)
+        # A wrong value a few percent under the key reads as the key with a part left out, and the
+        # larger of such a pair is the key (the close-larger player): with T = 3 the sum over T in
+        # bits is always 0.96 of the key. It stays a known mistake for typed answers, not a choice.
+        shown = [option for option in printed if not just_above(loss, float(option.value))]
+        options = numeric_options(rng, answer.value, key_text, shown,
                                   "Correct: logits at t are scored against the token at t+1.")
         return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
-                     mistakes=wrong)
+                     mistakes=printed)
 
     def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
         """The logits and tokens as arrays, T, and the reference loss."""

@@ -21,12 +21,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import numeric_options
+from question_bank.choices import at_common_width, known_mistakes, numeric_options
 from question_bank.errors import Redraw
 from question_bank.families._common import check_close, float_answer
 from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
-from question_bank.variant import Draft
+from question_bank.variant import Draft, Option
 from solutions import causal_mask, lm_head, softmax
 
 ASKS = ("probability", "shifted", "masked")
@@ -80,6 +80,15 @@ MISTAKES = register_mistakes("softmax-values", [
     ("shifted/bias-dropped", "logit-bias-dropped", "softmax(h @ W)_j",
      lambda f: _softmax_entry(f["z_no_bias"], f["j"]),
      "The shift changes nothing, but the logits include the bias: h @ W_head + b_head = {z_text}."),
+    # the shift seen to cancel, the probability still computed wrongly: mistakes that can land above
+    # the key (with the others the key was the 3rd smallest choice 80 to 94 times in about 280)
+    ("shifted/sigmoid", "sigmoid-for-softmax", "sigmoid(z_j)",
+     lambda f: _sigmoid(f["z"][f["j"]]),
+     "The shift cancels, but that scores token {j} on its own with a sigmoid; softmax normalises over "
+     "all the logits {z_text}."),
+    ("shifted/base-2", "wrong-log-base", "2^z_j / sum_k 2^z_k",
+     lambda f: _softmax_entry(f["z"], f["j"], base=2.0),
+     "The shift cancels, but softmax exponentiates with base e, not 2."),
     # masked: one query's scores, -inf where key > query, then softmax
     ("masked/no-mask", "no-mask", "softmax over all T scores",
      lambda f: _softmax_entry(f["scores"], f["key"]),
@@ -102,6 +111,22 @@ MISTAKES = register_mistakes("softmax-values", [
     ("masked/sigmoid", "sigmoid-for-softmax", "sigmoid(s_key)",
      lambda f: _sigmoid(f["scores"][f["key"]]),
      "That scores key {key} on its own; softmax normalises over the allowed keys 0 to {query}."),
+    # Mistakes that can land above the key as well as below: with the others (the mask left out,
+    # blocked scores set to 0) the key was the largest choice 118 times in 354 (seed 0, 1,000
+    # variants, limit 32%) and the smallest only 46 times.
+    ("masked/unnormalised", "softmax-not-normalised", "e^(s_key - max over keys <= query)",
+     lambda f: math.exp(f["scores"][f["key"]] - max(f["scores"][:f["query"] + 1])),
+     "That shifts the allowed scores by their maximum and exponentiates, but never divides by the sum; "
+     "the weights of keys 0 to {query} must add up to 1."),
+    ("masked/base-10", "wrong-log-base", "10^s_key / sum over keys <= query of 10^s",
+     lambda f: _softmax_entry(f["scores"][:f["query"] + 1], f["key"], base=10.0),
+     "The mask is right, but softmax exponentiates with base e, not 10."),
+    # and below the key as well as above: the probability was the smallest or 2nd smallest choice
+    # 205 times in 315 (seed 0), the largest 39 times
+    ("probability/negated", "lowest-logit-wins", "softmax(-z)_j",
+     lambda f: _softmax_entry([-z for z in f["z"]], f["j"]),
+     "That negates the logits, as if a lower logit meant a likelier token; softmax gives the largest "
+     "logit the largest probability."),
 ])
 #: Two mistakes at once, so the key is not the one choice each distractor is one step from.
 register_double_mistakes("softmax-values", MISTAKES, [
@@ -117,7 +142,41 @@ register_double_mistakes("softmax-values", MISTAKES, [
      lambda f: _softmax_entry([z / f["c"] for z in f["z_no_bias"]], f["j"])),
     ("probability/bias-dropped", "probability/base-10", "10^(hW)_j / sum_k 10^(hW)_k",
      lambda f: _softmax_entry(f["z_no_bias"], f["j"], base=10.0)),
+    ("masked/diagonal-blocked", "masked/base-2", "2^s_key / sum over keys < query of 2^s",
+     lambda f: (_softmax_entry(f["scores"][:f["query"]], f["key"], base=2.0) if f["key"] < f["query"] else 0.0)),
+    ("masked/diagonal-blocked", "masked/base-10", "10^s_key / sum over keys < query of 10^s",
+     lambda f: (_softmax_entry(f["scores"][:f["query"]], f["key"], base=10.0) if f["key"] < f["query"] else 0.0)),
+    ("probability/negated", "probability/bias-dropped", "softmax(-(h @ W))_j",
+     lambda f: _softmax_entry([-z for z in f["z_no_bias"]], f["j"])),
 ])
+
+
+#: Clearly different mistakes a question needs on each side of its key.
+SIDE_MISTAKES = 2
+
+
+def _both_sides(value: float, wrong: list[Option]) -> None:
+    """Redraw unless :data:`SIDE_MISTAKES` clearly different mistakes lie above the key and as many below.
+
+    With fewer on one side the key's rank among the choices is forced: a masked weight near 1
+    (two allowed keys, one score far above the other) has every mistake below it or at 1, and
+    such keys were the largest choice often enough to fail the value order at 1,000 variants
+    (118 in 354 at seed 0, limit 32%).
+    """
+    values = [float(o.value) for o in known_mistakes(value, wrong)]
+    if sum(v > value for v in values) < SIDE_MISTAKES or sum(v < value for v in values) < SIDE_MISTAKES:
+        raise Redraw("too few mistakes on one side of the key")
+
+
+def _printed(value: float, wrong: list[Option]) -> tuple[str, list[Option]]:
+    """The key's text and the wrong options, every one printed at one length where that fits.
+
+    At four figures a probability under 0.1 prints longer than one above it, and a 0 or a 1
+    (a blocked key, a key that attends only to itself) prints shorter than any: the masked key
+    was the longest text 91 times in 271 (seed 99, 1,000 variants, limit 33%).
+    """
+    _both_sides(value, wrong)
+    return at_common_width(value, wrong) or (fmt.num_tex(value), wrong)
 
 
 def _vector(values: Sequence[float]) -> str:
@@ -127,7 +186,7 @@ def _vector(values: Sequence[float]) -> str:
 @register_family
 class SoftmaxValues(Family):
     name = "softmax-values"
-    version = 2  # v2: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 3  # v3: choices at one length, mistakes on both sides of the key (two each, else redrawn), seven more mistakes; v2: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Softmax: values, shifts and masks"
     summary = "A softmax probability from logits with a bias, after shifting every logit, or under a causal mask."
     tags = ("softmax", "lm-head", "attention")
@@ -172,8 +231,9 @@ class SoftmaxValues(Family):
                         "The stable softmax uses exactly this: it subtracts the largest logit (a shift by "
                         "c = -max z) so that no exponential overflows, without changing the result.")
             correct = "Correct: a common shift cancels; softmax depends only on differences of logits."
-        wrong = wrong_options(MISTAKES, [n for n in MISTAKES if n.startswith(ask + "/")], facts, fmt.num_tex)
-        options = numeric_options(rng, value, fmt.num_tex(value), wrong, correct)
+        key_text, wrong = _printed(value, wrong_options(MISTAKES, [n for n in MISTAKES if n.startswith(ask + "/")],
+                                                        facts, fmt.num_tex))
+        options = numeric_options(rng, value, key_text, wrong, correct)
         return Draft(parameters=parameters, stem=stem, answer=float_answer(value), options=options,
                      solution=solution, mistakes=wrong)
 
@@ -195,8 +255,9 @@ class SoftmaxValues(Family):
         solution = (f"The mask sets the scores of keys after {query} to $-\\infty$: $({shown})$. Their "
                     f"exponentials are 0, so the softmax runs over keys 0 to {query} only: weight of key {key} "
                     f"$= e^{{{fmt.exact(scores[key])}}} / \\sum_{{k \\le {query}}} e^{{s_k}} = {fmt.num(value)}$.")
-        wrong = wrong_options(MISTAKES, [n for n in MISTAKES if n.startswith("masked/")], facts, fmt.num_tex)
-        options = numeric_options(rng, value, fmt.num_tex(value), wrong,
+        key_text, wrong = _printed(value, wrong_options(MISTAKES, [n for n in MISTAKES if n.startswith("masked/")],
+                                                        facts, fmt.num_tex))
+        options = numeric_options(rng, value, key_text, wrong,
                                   "Correct: -inf before the softmax, so blocked keys get exactly zero weight.")
         return Draft(parameters=parameters, stem=stem, answer=float_answer(value), options=options,
                      solution=solution, mistakes=wrong)

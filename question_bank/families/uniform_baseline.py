@@ -89,10 +89,16 @@ register_double_mistakes("uniform-baseline", MISTAKES, [
      lambda f: f["vocab_size"] * math.log2(f["vocab_size"])),
 ])
 
+def _scientific(x: float) -> str:
+    """``x`` to four significant figures in NumPy's scientific form, ``5.026e+04``: every number of
+    this family's range prints at the same length, so no length points at the key."""
+    return f"`{float(x):.3e}`"
+
+
 @register_family
 class UniformBaseline(Family):
     name = "uniform-baseline"
-    version = 7  # v7: the losses print every choice at one length; v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 8  # v8: the perplexity prints every choice in one scientific form (5.026e+04); v7: the losses print every choice at one length; v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "The uniform baseline"
     summary = "Loss (nats or bits) or perplexity of a model whose logits are all equal: ln V and V."
     tags = ("cross-entropy", "baseline", "perplexity")
@@ -125,12 +131,18 @@ class UniformBaseline(Family):
                     "A freshly initialised model should start near this value; falling below it is the first "
                     "sign of learning.")
         parameters = {"vocab_size": vocab, "ask": ask}
-        wrong = wrong_options(MISTAKES, [n for n in MISTAKES if n.startswith(ask + "/")], parameters, fmt.num_tex)
-        # The losses print every choice at one length: the key ln V or log2 V otherwise ties for
-        # the shortest text with the other four-figure logs. The perplexity's key V is a whole
-        # number and its powers are too wide for one length (it is still cued: STILL_CUED).
-        common = at_common_width(value, wrong) if ask != "perplexity" else None
-        key_text, wrong = common or (fmt.num_tex(value), wrong)
+        if ask == "perplexity":
+            # The key V is a whole number and printed exactly it was the shortest choice (124 keys in
+            # 303 at seed 0 with 1,000 variants, limit 32%): its mistakes above it are powers of
+            # ten digits and more, those below it print in four figures. No fixed-point printing
+            # at one length fits the powers, so every choice prints in one scientific form.
+            wrong = wrong_options(MISTAKES, [n for n in MISTAKES if n.startswith(ask + "/")], parameters, _scientific)
+            key_text = _scientific(value)
+        else:
+            wrong = wrong_options(MISTAKES, [n for n in MISTAKES if n.startswith(ask + "/")], parameters, fmt.num_tex)
+            # The losses print every choice at one length: the key ln V or log2 V otherwise ties for
+            # the shortest text with the other four-figure logs.
+            key_text, wrong = at_common_width(value, wrong) or (fmt.num_tex(value), wrong)
         options = numeric_options(rng, answer.value, key_text, wrong, _CORRECT[ask])
         return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
                      mistakes=wrong)
