@@ -13,9 +13,10 @@ The class is made of the cases of ``tests/blind/<corpus>/<assignment>`` in one o
   here, before any measurement, and are not chosen to meet a target.
 
 Every copy of a case differs from the others in its comments and in its spelling of the NumPy
-module (``np.`` or ``numpy.``), and two copies of every four divide by multiplying with the reciprocal (``a * (1.0 / b)`` for ``a / b``): the case's
-computation with another round-off (and, where a divisor underflows, inf where the quotient is
-finite), as students who make one mistake write it each their own way.
+module (``np.`` or ``numpy.``), and two copies of every four divide by multiplying with the
+reciprocal (``a * (1.0 / b)`` for ``a / b``): the case's computation with another round-off (and,
+where a divisor underflows, inf where the quotient is finite), as students who make one mistake
+write it each their own way.
 The class is graded (with the class probes), grouped, and measured against the corpus truth (each
 mistake case is one cause, of its ``function``):
 
@@ -179,6 +180,7 @@ def main() -> int:
             student = f"{name}__{number}"
             (tmp / "class" / f"{student}.py").write_text(variant(text, number), encoding="utf-8")
             cause[student] = cases[name]
+        made = dict(made)                 # a case no draw chose is not in the class
         began = time.perf_counter()
         grade_batch([tmp / "class"], zip_path, tmp / "out", timeout=60)
         graded = time.perf_counter() - began
@@ -205,7 +207,7 @@ def main() -> int:
                 mixed_own.append((g.id, sorted(causes)))
         elif len(causes) > 1:
             mixed_other.append((g.id, g.size, len(causes)))
-    wrong = [c for c in cases.values() if c["kind"] == "mistake" and made[c["case"]]]
+    wrong = [c for c in cases.values() if c["kind"] == "mistake" and c["case"] in made]
     repeated = [c for c in wrong if made[c["case"]] >= 3]        # the "at least 3 submissions"
     split = [c["case"] for c in repeated if len(group_of.get(c["case"], ())) > 1]
     missing = [c["case"] for c in wrong if c["case"] not in group_of]
