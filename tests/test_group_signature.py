@@ -10,7 +10,8 @@ import numpy as np
 
 from autograder.groups.class_groups import class_groups
 from autograder.groups.membership import memberships
-from autograder.runtime.class_probes import RIGHT, ClassProbes, capture_class_probes
+from autograder.runtime.class_probes import (PROBES_PER_FUNCTION, RIGHT, VARIANTS_PER_PROBE, ClassProbes,
+                                             capture_class_probes)
 from autograder.runtime.grading.outcome import Diagnosis, Entry, GradeOutcome, GradeRecord, ItemOutcome
 from autograder.runtime.hidden_suite import Case
 
@@ -83,5 +84,7 @@ def test_every_test_of_a_question_gives_the_probes_an_argument_set():
     cases.append(Case("q1", "test_small_step", _test_calling((3,)), {}, ("student", "rng"), 1.0))
     probes = capture_class_probes("lm-head", cases, {"q1": ("g",)}, lambda f: (lambda x: x * 2))
     sizes = [args[0].size for args in probes.inputs["g"]]
-    assert 3 in sizes and 42 in sizes and len(sizes) <= 4
+    # Each argument set is probed as drawn and in reverse order (``probe_variants``).
+    assert 3 in sizes and 42 in sizes and len(set(sizes)) <= PROBES_PER_FUNCTION
+    assert len(sizes) <= PROBES_PER_FUNCTION * VARIANTS_PER_PROBE
     assert [o.tolist() for o in probes.reference["g"]] == [(a[0] * 2).tolist() for a in probes.inputs["g"]]
