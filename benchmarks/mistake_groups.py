@@ -102,6 +102,8 @@ def variant(text: str, number: int) -> str:
 ZIPF_EXPONENT = 1.0
 #: The seed of the Zipf class's draw (the cases' ranks and the submissions); fixed before measuring.
 ZIPF_SEED = 0
+#: Seeds of the Zipf classes whose floor is estimated from a uniform class (``zipf_floor_spread``).
+SPREAD_SEEDS = 100
 #: The least class the issue's figures are measured on.
 LEAST_CLASS = 300
 
@@ -134,20 +136,41 @@ def reads_to_cover(losses: Iterable[float], share: float = 0.9) -> int:
     return reads
 
 
-def truth_losses(groups: Iterable, cause_of: dict[str, str], function_of: dict[str, str]) -> list[float]:
+def truth_losses(groups: Iterable, cause_of: dict[str, str], function_of: dict[str, str],
+                 weight: dict[str, float] | None = None) -> list[float]:
     """The points lost per group of a grouping exactly by the corpus truth, made from ``groups``
     (unnamed ones): the members of groups of their case's own function go by cause (a group holding
     two causes is cut, a cause over two groups joined); a group of another function (a right
     function failing through the one it calls) stays whole, as its members' code for it behaves
-    alike and one note answers them all."""
+    alike and one note answers them all. ``weight`` counts a member as that many submissions (a
+    class that repeats its case more or less often; 1 where not given)."""
     losses: dict[tuple[str, ...], float] = defaultdict(float)
     for g in groups:
         for record in g.members:
             student = record.entry.student
             own = function_of[student] in g.unit.split("+")
             lost = sum(i.points for i in record.outcome.items if i.question == g.question and not i.passed)
-            losses[(g.unit, cause_of[student]) if own else (g.id,)] += lost
-    return list(losses.values())
+            key = (g.unit, cause_of[student]) if own else (g.id,)
+            losses[key] += lost * (1.0 if weight is None else weight[student])
+    return [lost for lost in losses.values() if lost > 0]
+
+
+def zipf_floor_spread(groups: list, cause_of: dict[str, str], function_of: dict[str, str],
+                      copies: dict[str, int], size: int, exponent: float, seeds: range) -> list[float]:
+    """For each seed, the reads per unnamed submission a grouping exactly by the corpus truth needs
+    on the Zipf class of that seed, estimated from this class's unnamed ``groups`` without grading
+    it: each member stands for its case's copies in that class (the mean of this class's copies'
+    losses). Shows how much the one seed measured depends on which cases its draw makes common."""
+    ratios = []
+    names = sorted(copies)
+    for seed in seeds:
+        drawn: dict[str, int] = defaultdict(int)
+        for name in zipf_class(names, size, exponent, seed):
+            drawn[name] += 1
+        weight = {s: drawn[c] / copies[c] for s, c in cause_of.items()}
+        unnamed = sum(weight[s] for s in {r.entry.student for g in groups for r in g.members})
+        ratios.append(reads_to_cover(truth_losses(groups, cause_of, function_of, weight)) / max(unnamed, 1e-9))
+    return ratios
 
 
 def main() -> int:
@@ -239,6 +262,15 @@ def main() -> int:
     print(f"       a grouping exactly by cause: {len(truth)} unnamed groups, {truth_reads} reads "
           f"(ratio {truth_reads / max(unnamed_students, 1):.3f}); unnamed groups of 1 or 2 submissions: "
           f"{sum(g.size <= 2 for g in unnamed)}")
+    if args.composition == "uniform":
+        spread = sorted(zipf_floor_spread(unnamed, {s: c["case"] for s, c in cause.items()},
+                                          {s: c["function"] for s, c in cause.items()}, made,
+                                          max(LEAST_CLASS, len(cases) * args.copies), args.zipf_exponent,
+                                          range(SPREAD_SEEDS)))
+        print(f"       Zipf classes (exponent {args.zipf_exponent:g}) of seeds 0-{SPREAD_SEEDS - 1}, estimated from this "
+              f"class: a grouping exactly by cause needs {np.median(spread):.3f} reads per unnamed submission "
+              f"(median; {spread[0]:.3f} to {spread[-1]:.3f}; at most 0.1 for {sum(r <= 0.1 for r in spread)} "
+              f"of {SPREAD_SEEDS})")
     print(f"time: grouping {len(records)} records {grouping * 1000:.0f} ms; 1,000 records {grouping_1000 * 1000:.0f} ms")
     return 0
 
