@@ -37,6 +37,10 @@ from autograder.runtime.probe_edges import at_the_edge
 #: inputs reach something the others do not (a layout, entries near a guard, a large step): two
 #: probes from one test's parameters left a mistake such a test trips the same as "right".
 PROBES_PER_FUNCTION = 4
+#: Tests of one function that each give the probes an argument set, however many that is beyond
+#: ``PROBES_PER_FUNCTION`` (a question of five tests kept its four largest and left out its
+#: rows-far-apart test, the one a shift by the wrong maximum fails): a bound, not a choice.
+MAX_TESTS_PROBED = 8
 #: Most array elements one probe's arguments may hold: a probe call must cost the submission
 #: about as little as a small hidden test's call.
 PROBE_ELEMENTS = 4096
@@ -204,14 +208,16 @@ def _first_call(case: Any, seed: int) -> tuple[str, tuple] | None:
 
 
 def _chosen(found: list[tuple[str, tuple]]) -> list[tuple]:
-    """Up to ``PROBES_PER_FUNCTION`` argument sets: each test's largest, then the other sets, the
-    largest first in both (small cases, B = T = 1, cannot tell a mean from a sum)."""
+    """Each test's largest argument set (up to ``MAX_TESTS_PROBED`` tests), then the other sets
+    until there are ``PROBES_PER_FUNCTION``, the largest first in both (small cases, B = T = 1,
+    cannot tell a mean from a sum)."""
     by_size = sorted(found, key=lambda pair: _elements(pair[1]), reverse=True)
     firsts: dict[str, tuple] = {}
     for test, args in by_size:
         firsts.setdefault(test, args)
     rest = [args for _, args in by_size if not any(args is kept for kept in firsts.values())]
-    return [*firsts.values(), *rest][:PROBES_PER_FUNCTION]
+    kept = list(firsts.values())[:MAX_TESTS_PROBED]
+    return [*kept, *rest][:max(PROBES_PER_FUNCTION, len(kept))]
 
 
 def probe_variants(args: tuple) -> list[tuple]:
