@@ -1,17 +1,29 @@
 """Measure mistake groups on a class built from a blind corpus (issue 31).
 
-Each case of ``tests/blind/<corpus>/<assignment>`` is repeated ``--copies`` times, each copy with
-other comments and another spelling of the NumPy module (``np.`` or ``numpy.``), and two copies of
-every four dividing by multiplying with the reciprocal (``a * (1.0 / b)`` for ``a / b``): the case's
-computation with another round-off (and, where a divisor underflows, inf where the quotient is
-finite), as students who make one mistake write it each their own way.
+The class is made of the cases of ``tests/blind/<corpus>/<assignment>`` in one of two compositions:
+
+- ``--composition uniform`` (the default): each case repeated ``--copies`` times;
+- ``--composition zipf``: ``--class-size`` submissions (by default as many as the uniform class,
+  and at least 300, the class issue 31 asks for), each drawn independently from the cases with
+  probability proportional to ``1 / rank ** --zipf-exponent``, the ranks a random order of the cases
+  (``--seed``). Kim and Piech (LAK 2023, "The Student Zipf Theory: Inferring Latent Structures in
+  Open-Ended Student Work To Help Educators") find that the distribution of student work across
+  many subjects and assignment types is close to Zipf's law, whose own exponent is 1 (the default):
+  a real class repeats a few mistakes often and many rarely. The exponent and the seed are fixed
+  here, before any measurement, and are not chosen to meet a target.
+
+Every copy of a case differs from the others in its comments and in its spelling of the NumPy
+module (``np.`` or ``numpy.``), and two copies of every four divide by multiplying with the
+reciprocal (``a * (1.0 / b)`` for ``a / b``): the case's computation with another round-off (and,
+where a divisor underflows, inf where the quotient is finite), as students who make one mistake
+write it each their own way.
 The class is graded (with the class probes), grouped, and measured against the corpus truth (each
 mistake case is one cause, of its ``function``):
 
 - purity: no group of a case's own function holds two causes; groups of another function (a
   right ``lm_head_backward`` failing only the test that uses the student's own ``lm_head``) are
   counted apart, as they gather every cause of the function they depend on;
-- splits: causes with 3 or more submissions whose copies landed in more than one group;
+- splits: causes with 3 or more submissions in the class whose copies landed in more than one group;
 - reads: how many unnamed groups, largest loss first, cover 90% of the points lost in unnamed
   groups, against the number of submissions in unnamed groups; and beside it the reads a grouping
   exactly by the corpus truth would need on the same class (each group of a case's own function cut
@@ -21,6 +33,7 @@ mistake case is one cause, of its ``function``):
   repeating the records.
 
     python benchmarks/mistake_groups.py --corpus a --assignment lm-head --copies 5
+    python benchmarks/mistake_groups.py --corpus a --assignment lm-head --composition zipf
 """
 from __future__ import annotations
 
@@ -34,6 +47,8 @@ from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 from typing import Iterable
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -82,6 +97,33 @@ def variant(text: str, number: int) -> str:
     return "\n".join(f"{line}  # v{number}" if line.strip().startswith("return") else line for line in lines) + "\n"
 
 
+#: Zipf's law in its own form (frequency proportional to 1 / rank), as Kim and Piech (LAK 2023) find
+#: student work to be distributed; fixed before measuring.
+ZIPF_EXPONENT = 1.0
+#: The seed of the Zipf class's draw (the cases' ranks and the submissions); fixed before measuring.
+ZIPF_SEED = 0
+#: Seeds of the Zipf classes whose floor is estimated from a uniform class (``zipf_floor_spread``).
+SPREAD_SEEDS = 100
+#: The least class the issue's figures are measured on.
+LEAST_CLASS = 300
+
+
+def uniform_class(names: list[str], copies: int) -> list[str]:
+    """Each case ``copies`` times."""
+    return [name for name in names for _ in range(copies)]
+
+
+def zipf_class(names: list[str], size: int, exponent: float, seed: int) -> list[str]:
+    """``size`` submissions drawn independently from ``names`` with probability proportional to
+    ``1 / rank ** exponent``, the ranks a random order of the cases (which mistake is common is
+    not chosen here): a class that repeats a few mistakes often and many once or not at all."""
+    rng = np.random.default_rng(seed)
+    ranked = [names[i] for i in rng.permutation(len(names))]
+    weights = 1.0 / np.arange(1, len(ranked) + 1, dtype=np.float64) ** exponent
+    drawn = rng.choice(len(ranked), size=size, p=weights / weights.sum())
+    return [ranked[i] for i in sorted(drawn)]
+
+
 def reads_to_cover(losses: Iterable[float], share: float = 0.9) -> int:
     """How many groups, largest loss first, an instructor reads before ``share`` of the points lost
     in all of them is covered."""
@@ -94,20 +136,41 @@ def reads_to_cover(losses: Iterable[float], share: float = 0.9) -> int:
     return reads
 
 
-def truth_losses(groups: Iterable, cause_of: dict[str, str], function_of: dict[str, str]) -> list[float]:
+def truth_losses(groups: Iterable, cause_of: dict[str, str], function_of: dict[str, str],
+                 weight: dict[str, float] | None = None) -> list[float]:
     """The points lost per group of a grouping exactly by the corpus truth, made from ``groups``
     (unnamed ones): the members of groups of their case's own function go by cause (a group holding
     two causes is cut, a cause over two groups joined); a group of another function (a right
     function failing through the one it calls) stays whole, as its members' code for it behaves
-    alike and one note answers them all."""
+    alike and one note answers them all. ``weight`` counts a member as that many submissions (a
+    class that repeats its case more or less often; 1 where not given)."""
     losses: dict[tuple[str, ...], float] = defaultdict(float)
     for g in groups:
         for record in g.members:
             student = record.entry.student
             own = function_of[student] in g.unit.split("+")
             lost = sum(i.points for i in record.outcome.items if i.question == g.question and not i.passed)
-            losses[(g.unit, cause_of[student]) if own else (g.id,)] += lost
-    return list(losses.values())
+            key = (g.unit, cause_of[student]) if own else (g.id,)
+            losses[key] += lost * (1.0 if weight is None else weight[student])
+    return [lost for lost in losses.values() if lost > 0]
+
+
+def zipf_floor_spread(groups: list, cause_of: dict[str, str], function_of: dict[str, str],
+                      copies: dict[str, int], size: int, exponent: float, seeds: range) -> list[float]:
+    """For each seed, the reads per unnamed submission a grouping exactly by the corpus truth needs
+    on the Zipf class of that seed, estimated from this class's unnamed ``groups`` without grading
+    it: each member stands for its case's copies in that class (the mean of this class's copies'
+    losses). Shows how much the one seed measured depends on which cases its draw makes common."""
+    ratios = []
+    names = sorted(copies)
+    for seed in seeds:
+        drawn: dict[str, int] = defaultdict(int)
+        for name in zipf_class(names, size, exponent, seed):
+            drawn[name] += 1
+        weight = {s: drawn[c] / copies[c] for s, c in cause_of.items()}
+        unnamed = sum(weight[s] for s in {r.entry.student for g in groups for r in g.members})
+        ratios.append(reads_to_cover(truth_losses(groups, cause_of, function_of, weight)) / max(unnamed, 1e-9))
+    return ratios
 
 
 def main() -> int:
@@ -115,6 +178,11 @@ def main() -> int:
     parser.add_argument("--corpus", default="a")
     parser.add_argument("--assignment", default="lm-head")
     parser.add_argument("--copies", type=int, default=5)
+    parser.add_argument("--composition", choices=("uniform", "zipf"), default="uniform")
+    parser.add_argument("--class-size", type=int, default=0,
+                        help="zipf: submissions in the class (default: as many as the uniform class, at least 300)")
+    parser.add_argument("--zipf-exponent", type=float, default=ZIPF_EXPONENT)
+    parser.add_argument("--seed", type=int, default=ZIPF_SEED)
     args = parser.parse_args()
     corpus = ROOT / "tests" / "blind" / args.corpus
     cases = {c["case"]: c for c in json.loads((corpus / "cases.json").read_text()) if c["assignment"] == args.assignment}
@@ -122,13 +190,20 @@ def main() -> int:
         tmp = Path(tmp)
         zip_path = build([args.assignment], tmp / "dist", None, verify=False)[0].autograder_zip
         (tmp / "class").mkdir()
-        cause = {}
-        for name, case in cases.items():
+        names = sorted(cases)
+        if args.composition == "uniform":
+            chosen = uniform_class(names, args.copies)
+        else:
+            size = args.class_size or max(LEAST_CLASS, len(names) * args.copies)
+            chosen = zipf_class(names, size, args.zipf_exponent, args.seed)
+        cause, made = {}, defaultdict(int)
+        for name in chosen:
             text = (corpus / args.assignment / f"{name}.py").read_text(encoding="utf-8")
-            for number in range(args.copies):
-                student = f"{name}__{number}"
-                (tmp / "class" / f"{student}.py").write_text(variant(text, number), encoding="utf-8")
-                cause[student] = case
+            number, made[name] = made[name], made[name] + 1
+            student = f"{name}__{number}"
+            (tmp / "class" / f"{student}.py").write_text(variant(text, number), encoding="utf-8")
+            cause[student] = cases[name]
+        made = dict(made)                 # a case no draw chose is not in the class
         began = time.perf_counter()
         grade_batch([tmp / "class"], zip_path, tmp / "out", timeout=60)
         graded = time.perf_counter() - began
@@ -155,8 +230,9 @@ def main() -> int:
                 mixed_own.append((g.id, sorted(causes)))
         elif len(causes) > 1:
             mixed_other.append((g.id, g.size, len(causes)))
-    wrong = [c for c in cases.values() if c["kind"] == "mistake"]
-    split = [c["case"] for c in wrong if len(group_of.get(c["case"], ())) > 1]
+    wrong = [c for c in cases.values() if c["kind"] == "mistake" and c["case"] in made]
+    repeated = [c for c in wrong if made[c["case"]] >= 3]        # the issue's "at least 3 submissions"
+    split = [c["case"] for c in repeated if len(group_of.get(c["case"], ())) > 1]
     missing = [c["case"] for c in wrong if c["case"] not in group_of]
     unnamed = sorted((g for g in found.groups if not g.named), key=lambda g: -g.points_lost)
     total = sum(g.points_lost for g in unnamed)
@@ -167,11 +243,18 @@ def main() -> int:
     unnamed_students = len({r.entry.student for g in unnamed for r in g.members})
     correct_in_groups = sorted({r.entry.student for g in found.groups for r in g.members
                                 if cause[r.entry.student]["kind"] == "correct"})
-    print(f"class: {len(records)} submissions ({len(cases)} cases x {args.copies}), graded in {graded:.1f} s")
+    if args.composition == "uniform":
+        print(f"class: {len(records)} submissions ({len(cases)} cases x {args.copies}), graded in {graded:.1f} s")
+    else:
+        counts = sorted(made.values(), reverse=True)
+        print(f"class: {len(records)} submissions drawn by Zipf's law (exponent {args.zipf_exponent:g}, seed "
+              f"{args.seed}) from {len(cases)} cases: {len(counts)} cases present, copies per case "
+              f"{counts[:8]}...{counts[-3:]}, {sum(c == 1 for c in counts)} once; graded in {graded:.1f} s")
     print(f"groups: {len(found.groups)} ({len(unnamed)} unnamed); {own_groups} of a case's own function")
     print(f"purity: {len(mixed_own)} groups of a case's own function mix causes {mixed_own[:5]}")
     print(f"        {len(mixed_other)} groups of another function gather several causes {mixed_other[:5]}")
-    print(f"splits: {len(split)} of {len(wrong)} mistake causes split over groups {split[:10]}")
+    print(f"splits: {len(split)} of {len(repeated)} mistake causes with 3 or more submissions split over groups "
+          f"{split[:10]} ({len(wrong)} mistake causes in the class)")
     print(f"        {len(missing)} mistake causes in no group of their function (not caught, or blamed elsewhere) {missing[:10]}")
     print(f"correct submissions in a group: {len(correct_in_groups)} {correct_in_groups[:5]}")
     print(f"reads: {reads} unnamed groups cover 90% of the {total:g} points lost in unnamed groups; "
@@ -179,6 +262,15 @@ def main() -> int:
     print(f"       a grouping exactly by cause: {len(truth)} unnamed groups, {truth_reads} reads "
           f"(ratio {truth_reads / max(unnamed_students, 1):.3f}); unnamed groups of 1 or 2 submissions: "
           f"{sum(g.size <= 2 for g in unnamed)}")
+    if args.composition == "uniform":
+        spread = sorted(zipf_floor_spread(unnamed, {s: c["case"] for s, c in cause.items()},
+                                          {s: c["function"] for s, c in cause.items()}, made,
+                                          max(LEAST_CLASS, len(cases) * args.copies), args.zipf_exponent,
+                                          range(SPREAD_SEEDS)))
+        print(f"       Zipf classes (exponent {args.zipf_exponent:g}) of seeds 0-{SPREAD_SEEDS - 1}, estimated from this "
+              f"class: a grouping exactly by cause needs {np.median(spread):.3f} reads per unnamed submission "
+              f"(median; {spread[0]:.3f} to {spread[-1]:.3f}; at most 0.1 for {sum(r <= 0.1 for r in spread)} "
+              f"of {SPREAD_SEEDS})")
     print(f"time: grouping {len(records)} records {grouping * 1000:.0f} ms; 1,000 records {grouping_1000 * 1000:.0f} ms")
     return 0
 

@@ -10,7 +10,8 @@ import numpy as np
 
 from autograder.groups.class_groups import class_groups
 from autograder.groups.membership import memberships
-from autograder.runtime.class_probes import RIGHT, ClassProbes, capture_class_probes
+from autograder.runtime.class_probes import (PROBES_PER_FUNCTION, RIGHT, VARIANTS_PER_PROBE, ClassProbes,
+                                             capture_class_probes)
 from autograder.runtime.grading.outcome import Diagnosis, Entry, GradeOutcome, GradeRecord, ItemOutcome
 from autograder.runtime.hidden_suite import Case
 
@@ -83,5 +84,17 @@ def test_every_test_of_a_question_gives_the_probes_an_argument_set():
     cases.append(Case("q1", "test_small_step", _test_calling((3,)), {}, ("student", "rng"), 1.0))
     probes = capture_class_probes("lm-head", cases, {"q1": ("g",)}, lambda f: (lambda x: x * 2))
     sizes = [args[0].size for args in probes.inputs["g"]]
-    assert 3 in sizes and 42 in sizes and len(sizes) <= 4
+    # Each argument set is probed as drawn and in reverse order (``probe_variants``).
+    assert 3 in sizes and 42 in sizes and len(set(sizes)) <= PROBES_PER_FUNCTION
+    assert len(sizes) <= PROBES_PER_FUNCTION * VARIANTS_PER_PROBE
     assert [o.tolist() for o in probes.reference["g"]] == [(a[0] * 2).tolist() for a in probes.inputs["g"]]
+
+
+def test_a_question_of_more_tests_than_probes_per_function_gives_each_test_a_probe():
+    """Five tests of one function: the smallest (a rows-far-apart test, say: it exists for what its
+    inputs reach) is probed too, not cut to keep the four largest."""
+    cases = [Case("q1", f"test_{n}", _test_calling((40 + n,)), {}, ("student", "rng"), 1.0) for n in range(4)]
+    cases.append(Case("q1", "test_far_rows", _test_calling((3,)), {}, ("student", "rng"), 1.0))
+    probes = capture_class_probes("lm-head", cases, {"q1": ("g",)}, lambda f: (lambda x: x * 2))
+    assert PROBES_PER_FUNCTION < 5
+    assert {args[0].size for args in probes.inputs["g"]} == {40, 41, 42, 43, 3}

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from benchmarks.mistake_groups import reads_to_cover, truth_losses, variant
+from benchmarks.mistake_groups import reads_to_cover, truth_losses, variant, zipf_class
 
 BASELINE = Path(__file__).parent / "blind" / "a" / "lm-head" / "baseline.py"
 
@@ -51,3 +51,22 @@ def test_a_grouping_by_truth_goes_by_cause_and_keeps_another_functions_group_who
     cause = {"a0": "a", "a1": "a", "b0": "b", "b1": "b", "c0": "c", "d0": "d"}
     function = dict.fromkeys(cause, "f")
     assert sorted(truth_losses([mixed, split_off, through], cause, function)) == [2.0, 2.5, 6.0]
+
+
+def test_a_zipf_class_is_seeded_and_repeats_its_cases_as_one_over_their_rank():
+    names = [f"case{i}" for i in range(40)]
+    drawn = zipf_class(names, 20_000, 1.0, seed=3)
+    assert drawn == zipf_class(names, 20_000, 1.0, seed=3) and len(drawn) == 20_000
+    counts = sorted((drawn.count(n) for n in names), reverse=True)
+    harmonic = sum(1.0 / r for r in range(1, 41))
+    # The most common case about 1/H of the class, the second half as often, the tenth a tenth.
+    assert abs(counts[0] / 20_000 - 1 / harmonic) < 0.02
+    assert 1.7 < counts[0] / counts[1] < 2.3 and 7 < counts[0] / counts[9] < 13
+    assert zipf_class(names, 300, 1.0, seed=4) != zipf_class(names, 300, 1.0, seed=3)
+
+
+def test_a_weighted_grouping_by_truth_counts_each_member_as_its_cases_copies():
+    mixed = SimpleNamespace(id="f-1", unit="f", question="q1",
+                            members=(_record("a0", "q1", 1.0), _record("b0", "q1", 2.0)))
+    cause, function = {"a0": "a", "b0": "b"}, {"a0": "f", "b0": "f"}
+    assert sorted(truth_losses([mixed], cause, function, {"a0": 10.0, "b0": 0.0})) == [10.0]

@@ -1020,6 +1020,51 @@ def test_a_fortran_ordered_view_crosses_with_its_layout():
         channel.unpack(_body({"v": {"nd": [0, "<f8", [2, 2], "X"]}}, [np.zeros(4).tobytes()]), allow_named=False)
 
 
+def test_a_view_of_another_layout_crosses_into_the_worker_as_that_view_and_nothing_else():
+    """Every other column of a matrix (or a reversed, stepped one) arrives in the worker as such a
+    view, neither C- nor Fortran-ordered, with zeros in its gaps (nothing of the matrix it was cut
+    from crosses); replies and messages to the grader carry no views, and a forged layout is refused."""
+    matrix = np.arange(1.0, 25.0).reshape(3, 8)
+    for view in (matrix[:, ::2], matrix[::-1, ::3], matrix.T[::2], np.arange(1.0, 11.0)[::-2]):
+        data = channel.pack({}, {"v": view}, max_bytes=1 << 20, views=True)
+        back = channel.unpack(data[channel.FRAME.size:], allow_named=True)[1]["v"]
+        assert np.array_equal(back, view) and back.strides == view.strides and back.flags.writeable
+        assert not back.flags.c_contiguous and not back.flags.f_contiguous
+        assert not np.shares_memory(back.ravel(), back)        # ``x.ravel()`` is a copy, as in a notebook
+        assert set(np.asarray(back.base).ravel().tolist()) - set(view.ravel().tolist()) <= {0.0}
+        with pytest.raises(ChannelError, match="view"):
+            channel.unpack(data[channel.FRAME.size:], allow_named=False)
+    # Without ``views`` (the worker's replies), and for layouts it cannot keep, C order as before.
+    assert roundtrip(matrix[:, ::2], allow_named=True).flags.c_contiguous
+    overlapping = np.lib.stride_tricks.as_strided(np.arange(6.0), (4, 3), (8, 8))
+    column = np.zeros((100, 10))[:, 0]                   # its matrix is ten times its size
+    for kept in (overlapping, column):
+        data = channel.pack({}, {"v": kept}, max_bytes=1 << 20, views=True)
+        back = channel.unpack(data[channel.FRAME.size:], allow_named=True)[1]["v"]
+        assert np.array_equal(back, kept) and back.flags.c_contiguous
+    memory = np.zeros(6).tobytes()
+    fine = channel.unpack(_body({"v": {"nd": [0, "<f8", [2, 2], "S", 3, [-1, 2]]}}, [memory]), allow_named=True)
+    assert fine[1]["v"].strides == (-8, 16)
+    # Past the end, before the start, two entries in one place, a stride short, not whole numbers.
+    for offset, strides in ((0, [5, 1]), (1, [-2, 1]), (0, [1, 1]), (0, [2]), (0.5, [2, 1]), (0, [True, 1])):
+        with pytest.raises(ChannelError):
+            channel.unpack(_body({"v": {"nd": [0, "<f8", [2, 2], "S", offset, strides]}}, [memory]), allow_named=True)
+
+
+@pytest.mark.parametrize("level", ALL)
+def test_a_stepped_view_reaches_the_students_function_as_a_view(level):
+    """``x.ravel()`` of a view neither C- nor Fortran-ordered is a copy in a notebook: so it is in the
+    sandbox, where a nudge through it never reaches ``x``."""
+    with session("""
+        import numpy as np
+        def layout(x):
+            return bool(x.flags.c_contiguous), bool(x.flags.f_contiguous), bool(np.shares_memory(x.ravel(), x))
+    """, level) as s:
+        s.start()
+        assert call_ok(s, "layout", np.zeros((3, 8))[:, ::2]) == (False, False, False)
+        assert call_ok(s, "layout", np.zeros((3, 4)).T) == (False, True, False)
+
+
 def test_the_reach_probe_counts_what_it_cannot_even_look_at_as_unreadable(tmp_path):
     """A folder inside one the stranger may not enter is out of reach, not a failed probe."""
     from autograder.runtime.sandbox import reach

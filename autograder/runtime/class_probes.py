@@ -37,6 +37,10 @@ from autograder.runtime.probe_edges import at_the_edge
 #: inputs reach something the others do not (a layout, entries near a guard, a large step): two
 #: probes from one test's parameters left a mistake such a test trips the same as "right".
 PROBES_PER_FUNCTION = 4
+#: Tests of one function that each give the probes an argument set, however many that is beyond
+#: ``PROBES_PER_FUNCTION`` (a question of five tests kept its four largest and left out its
+#: rows-far-apart test, the one a shift by the wrong maximum fails): a bound, not a choice.
+MAX_TESTS_PROBED = 8
 #: Most array elements one probe's arguments may hold: a probe call must cost the submission
 #: about as little as a small hidden test's call.
 PROBE_ELEMENTS = 4096
@@ -53,6 +57,10 @@ ZERO_BELOW = 1e-12
 #: is a few values; a submission that returns tens of thousands of arrays on the probe calls would
 #: otherwise make the grader digest each of them.
 MAX_PARTS = 64
+#: Each probe argument set is also probed with its rows in reverse order (``_reversed``) and, where it
+#: holds a non-contiguous view, with that view laid out with steps (``_stepped``): up to this many
+#: calls per argument set.
+VARIANTS_PER_PROBE = 3
 #: Draws of a test's arguments tried, beyond its first, for a probe clear of the edge of the float
 #: range (``probe_edges``); of the lm-head rows-far-apart tests' draws, 5 and 11 in 16 are.
 PROBE_REDRAWS = 16
@@ -157,7 +165,7 @@ def capture_class_probes(assignment: str, cases: Iterable[Any], functions: Mappi
     inputs: dict[str, tuple[tuple, ...]] = {}
     reference: dict[str, tuple[Any, ...]] = {}
     for function, found in seen.items():
-        chosen = _chosen(found)
+        chosen = [variant for args in _chosen(found) for variant in probe_variants(args)]
         right = reference_of(function)
         try:
             outputs = tuple(right(*copy.deepcopy(args)) for args in chosen)
@@ -200,14 +208,78 @@ def _first_call(case: Any, seed: int) -> tuple[str, tuple] | None:
 
 
 def _chosen(found: list[tuple[str, tuple]]) -> list[tuple]:
-    """Up to ``PROBES_PER_FUNCTION`` argument sets: each test's largest, then the other sets, the
-    largest first in both (small cases, B = T = 1, cannot tell a mean from a sum)."""
+    """Each test's largest argument set (up to ``MAX_TESTS_PROBED`` tests), then the other sets
+    until there are ``PROBES_PER_FUNCTION``, the largest first in both (small cases, B = T = 1,
+    cannot tell a mean from a sum)."""
     by_size = sorted(found, key=lambda pair: _elements(pair[1]), reverse=True)
     firsts: dict[str, tuple] = {}
     for test, args in by_size:
         firsts.setdefault(test, args)
     rest = [args for _, args in by_size if not any(args is kept for kept in firsts.values())]
-    return [*firsts.values(), *rest][:PROBES_PER_FUNCTION]
+    kept = list(firsts.values())[:MAX_TESTS_PROBED]
+    return [*kept, *rest][:max(PROBES_PER_FUNCTION, len(kept))]
+
+
+def probe_variants(args: tuple) -> list[tuple]:
+    """``args`` and the variants it is also probed on, each left out where it is ``args`` again:
+
+    - the rows in reverse order (``_reversed``): a test that puts its largest row first cannot tell
+      "the first row's maximum" from "the array's maximum", nor a computation that reads any one
+      fixed row from one that reads them all;
+    - a non-contiguous array argument laid out with steps (``_stepped``): a test passes a transposed
+      view, which arrives Fortran-ordered, where ``x.ravel()`` is a copy as it is for any other
+      view; a view neither C- nor Fortran-ordered is where "copy ``x`` keeping its order" and
+      "nudge ``x.ravel()``" part (the copy comes out C-ordered).
+
+    The values are the test's own, so a variant is as plausible an input as the test's, and it is
+    at the edge of the float range exactly where the test's arguments are (``probe_edges`` looks at
+    every row's maximum and every axis)."""
+    found = [args]
+    for made in (_reversed(args), _stepped(args)):
+        if made is not None:
+            found.append(made)
+    return found
+
+
+def _leading(args: tuple) -> int:
+    """The length of the first array argument's first axis (0 where there is none)."""
+    first = next((a for a in args if isinstance(a, np.ndarray) and a.ndim), None)
+    return int(first.shape[0]) if first is not None else 0
+
+
+def _reversed(args: tuple) -> tuple | None:
+    """``args`` with every array whose first axis is as long as the first array's reversed along it
+    (so a batch and its targets, or two gradients compared, stay paired), each keeping its memory
+    order; None where that changes nothing (one row, or no array)."""
+    rows = _leading(args)
+    if rows < 2:
+        return None
+
+    def flipped(a: Any) -> Any:
+        if not (isinstance(a, np.ndarray) and a.ndim and a.shape[0] == rows):
+            return a
+        turned = np.flip(a, 0)
+        return np.asfortranarray(turned) if a.ndim > 1 and not a.flags.c_contiguous and a.flags.f_contiguous \
+            else np.ascontiguousarray(turned)
+    made = tuple(flipped(a) for a in args)
+    if all(not isinstance(a, np.ndarray) or np.array_equal(a, b, equal_nan=True) for a, b in zip(args, made)):
+        return None
+    return made
+
+
+def _stepped(args: tuple) -> tuple | None:
+    """``args`` with every non-contiguous array (a view the test passes on purpose) given as a view
+    of every other column of a larger array: the same values, neither C- nor Fortran-ordered; None
+    where no argument is a non-contiguous view."""
+    def spread(a: Any) -> Any:
+        if not (isinstance(a, np.ndarray) and a.ndim and a.size > 1 and not a.flags.c_contiguous):
+            return a
+        wide = np.zeros((*a.shape[:-1], 2 * a.shape[-1]), dtype=a.dtype)
+        view = wide[..., ::2]
+        view[...] = a
+        return view
+    made = tuple(spread(a) for a in args)
+    return None if all(a is b for a, b in zip(args, made)) else made
 
 
 def _change(before: Any, after: Any) -> str:

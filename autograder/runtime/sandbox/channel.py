@@ -4,8 +4,9 @@ Only plain data crosses: ``None``, ``bool``, ``int``, ``float``, ``str``,
 NumPy arrays and NumPy scalars of boolean, integer, floating or complex
 dtype, and tuples, lists and dicts (string keys) of those, up to a depth and
 a node count. Arrays travel as their raw bytes in C order (in Fortran order for
-a Fortran-ordered array, which keeps its layout), with dtype and shape in the
-JSON header; the dtype must be a plain bool/int/uint/float/complex one and the
+a Fortran-ordered array, which keeps its layout; on the way into the worker, a
+view that is neither, such as every other column of a matrix, keeps its
+layout too, see ``_Encoder._view``), with dtype and shape in the JSON header; the dtype must be a plain bool/int/uint/float/complex one and the
 byte count must match the shape before anything is allocated, so whatever the
 other side sends, decoding yields fresh, plain ``numpy.ndarray`` objects (never
 a subclass, never an object array) and plain Python containers. (Raw bytes
@@ -60,6 +61,9 @@ _DTYPE_TEXT = re.compile(r"[<>|][biufc][0-9]{1,2}")
 #: Integers beyond this many bits are refused (no answer in this unit is near it).
 MAX_INT_BITS = 1024
 
+#: A view sent with its layout (``_Encoder._view``) spans at most this many times its own entries:
+#: its gaps travel as zeros, and a column of a large matrix is not worth its matrix.
+VIEW_SPAN_FACTOR = 8
 #: Arrays in a shared arena start at multiples of this many bytes (a cache line).
 ARENA_ALIGN = 64
 #: How a header ends: whether its arrays are in the shared arena or follow it.
@@ -157,12 +161,14 @@ def _array_dtype_ok(dtype: np.dtype) -> bool:
 class _Encoder:
     """Turns a value into a JSON tree plus array bytes, enforcing the bounds."""
 
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, views: bool = False) -> None:
         #: The arrays to send and the order to lay each out in; copied only when framed.
         self.arrays: list[tuple[np.ndarray, str]] = []
         self.blob_bytes = 0
         self.nodes = 0
         self.max_bytes = max_bytes
+        #: Whether a view neither C- nor Fortran-ordered keeps its layout (into the worker only).
+        self.views = views
 
     def encode(self, value: Any, depth: int = 0) -> Any:
         self.nodes += 1
@@ -225,11 +231,54 @@ class _Encoder:
                                f"of arrays; at most {self.max_bytes}).")
         # A Fortran-ordered array (a transposed view, say) keeps its layout across: a
         # function that assumes C order (``x.reshape(-1)`` as a view) must meet it as it would
-        # in a notebook. Any other layout arrives C-contiguous.
+        # in a notebook. Into the worker a view of another layout keeps it too (``_view``);
+        # any other array arrives C-contiguous.
+        if self.views:
+            view = _view_layout(array)
+            if view is not None:
+                span, offset, strides = view
+                self.arrays.append((span, "C"))
+                self.blob_bytes += span.nbytes
+                return [len(self.arrays) - 1, array.dtype.str, list(array.shape), "S", offset, strides]
         fortran = array.ndim > 1 and array.flags.f_contiguous and not array.flags.c_contiguous
         self.arrays.append((array, "F" if fortran else "C"))
         self.blob_bytes += array.nbytes
         return [len(self.arrays) - 1, array.dtype.str, list(array.shape), *(["F"] if fortran else [])]
+
+
+def _view_layout(array: np.ndarray) -> tuple[np.ndarray, int, list[int]] | None:
+    """A view neither C- nor Fortran-ordered as the memory it spans (its entries in place, zeros in
+    the gaps: nothing of the array it was cut from travels), the offset of its first entry and its
+    strides, both in entries; None for a contiguous array, or a layout ``_strided_view`` would
+    refuse (overlapping entries, a stride not a whole number of entries, or a span over
+    ``VIEW_SPAN_FACTOR`` times its entries), which travels C-contiguous as before."""
+    if array.size < 2 or array.flags.c_contiguous or array.flags.f_contiguous:
+        return None
+    size = array.itemsize
+    if any(s % size for s in array.strides):
+        return None
+    strides = [s // size if n > 1 else 0 for s, n in zip(array.strides, array.shape)]
+    if not _strides_ok(array.shape, strides):
+        return None
+    low = sum(min(0, (n - 1) * e) for n, e in zip(array.shape, strides))
+    high = sum(max(0, (n - 1) * e) for n, e in zip(array.shape, strides))
+    if high - low + 1 > VIEW_SPAN_FACTOR * array.size:
+        return None
+    span = np.zeros(high - low + 1, dtype=array.dtype)
+    np.ndarray(array.shape, array.dtype, buffer=span, offset=-low * size,
+               strides=[e * size for e in strides])[...] = array
+    return span, -low, strides
+
+
+def _strides_ok(shape: tuple[int, ...] | list[int], strides: list[int]) -> bool:
+    """Whether entries laid out with ``strides`` (in entries) never share memory: taken from the
+    smallest step up, each step is larger than all the ground the smaller ones cover."""
+    covered = 0
+    for n, e in sorted(((n, abs(e)) for n, e in zip(shape, strides) if n > 1), key=lambda pair: pair[1]):
+        if e <= covered:
+            return False
+        covered += (n - 1) * e
+    return True
 
 
 def arena_layout(sizes: list[int]) -> tuple[list[int], int]:
@@ -337,13 +386,15 @@ class Outgoing:
 
 
 def encode(fields: Mapping[str, Any], values: Mapping[str, Any] | None = None, *,
-           max_bytes: int) -> Outgoing:
+           max_bytes: int, views: bool = False) -> Outgoing:
     """Encode one message: plain JSON ``fields`` plus channel-encoded ``values``.
 
     Raises ``ChannelError`` if a value cannot be sent or the message would
-    exceed ``max_bytes`` (counting its arrays, wherever they travel).
+    exceed ``max_bytes`` (counting its arrays, wherever they travel). With
+    ``views`` (a request to the worker, whose decoder accepts them), a view
+    neither C- nor Fortran-ordered keeps its layout.
     """
-    encoder = _Encoder(max_bytes)
+    encoder = _Encoder(max_bytes, views)
     trees = {name: encoder.encode(value) for name, value in (values or {}).items()}
     try:
         header = json.dumps({"fields": dict(fields), "values": trees,
@@ -362,9 +413,9 @@ def encode(fields: Mapping[str, Any], values: Mapping[str, Any] | None = None, *
 
 
 def pack(fields: Mapping[str, Any], values: Mapping[str, Any] | None = None, *,
-         max_bytes: int, arena: MappedArena | FileArena | None = None) -> bytes:
-    """``encode`` and frame in one step (see ``Outgoing.frame`` for ``arena``)."""
-    return encode(fields, values, max_bytes=max_bytes).frame(arena)
+         max_bytes: int, arena: MappedArena | FileArena | None = None, views: bool = False) -> bytes:
+    """``encode`` and frame in one step (see ``Outgoing.frame`` for ``arena``, ``encode`` for ``views``)."""
+    return encode(fields, values, max_bytes=max_bytes, views=views).frame(arena)
 
 
 # -- decoding ----------------------------------------------------------------
@@ -450,6 +501,8 @@ class _Decoder:
         if len(node) != 1 or next(iter(node)) not in _TAGS:
             raise ChannelError(f"malformed value: unknown tag {sorted(node)[:3]}.")
         tag, payload = next(iter(node.items()))
+        if tag == "nd" and isinstance(payload, list) and len(payload) == 6 and payload[3] == "S":
+            return self._view(payload)
         if tag in ("nd", "sc"):
             if not isinstance(payload, list) or len(payload) not in (3, 4) or payload[3:] not in ([], ["F"]):
                 raise ChannelError("malformed value: an array without (index, dtype, shape[, order]).")
@@ -465,6 +518,27 @@ class _Decoder:
         if tag == "list":
             return [self.decode(item, depth + 1) for item in payload]
         return self._dict(payload, depth)
+
+    def _view(self, payload: list) -> np.ndarray:
+        """A view sent with its layout (``_view_layout``): a fresh array of the memory it spans and
+        the view of it, checked to lie inside it without overlapping itself."""
+        if not self.allow_named:
+            raise ChannelError("an array laid out as a view arrived where only plain arrays are accepted.")
+        dtype, shape, offset, strides = _dtype(payload[1]), _shape(payload[2]), payload[4], payload[5]
+        if not (isinstance(offset, int) and not isinstance(offset, bool) and isinstance(strides, list)
+                and len(strides) == len(shape)
+                and all(isinstance(e, int) and not isinstance(e, bool) for e in strides)):
+            raise ChannelError("malformed value: a view without an offset and one stride per axis.")
+        blob = self._take_blob(payload[0])
+        if len(blob) % dtype.itemsize:
+            raise ChannelError(f"a view of dtype {dtype} arrived with {len(blob)} bytes of memory.")
+        span = _array_from(blob, dtype, (len(blob) // dtype.itemsize,))
+        low = offset + sum(min(0, (n - 1) * e) for n, e in zip(shape, strides))
+        high = offset + sum(max(0, (n - 1) * e) for n, e in zip(shape, strides))
+        if math.prod(shape) == 0 or low < 0 or high >= span.size or not _strides_ok(shape, strides):
+            raise ChannelError(f"a view of shape {shape} arrived whose strides leave its memory or overlap.")
+        return np.ndarray(shape, dtype, buffer=span, offset=offset * dtype.itemsize,
+                          strides=[e * dtype.itemsize for e in strides])
 
     def _dict(self, pairs: list, depth: int) -> dict:
         out = {}
@@ -534,7 +608,7 @@ def unpack(body: bytes, *, allow_named: bool, arena: MappedArena | FileArena | N
     ``fields`` is the plain JSON data as sent (check its types before use);
     ``values`` holds the decoded channel values, always fresh copies (also of
     arrays that were in ``arena``). ``allow_named`` accepts ``Named``
-    functions, which only the worker should.
+    functions and arrays laid out as views, which only the worker should.
     """
     header, blobs = _split_body(body, arena)
     decoder = _Decoder(blobs, allow_named)

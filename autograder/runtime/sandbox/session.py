@@ -404,7 +404,7 @@ class SandboxSession:
             seq = self._next_seq()
             request = channel.encode({"op": "call", "seq": seq, "function": function,
                                       **({"record": self._record} if self._record else {})}, {"args": tuple(args)},
-                                   max_bytes=self.limits.message_bytes)
+                                   max_bytes=self.limits.message_bytes, views=True)
         except channel.ChannelError as exc:
             return failed(CallError("unsendable", function, "ChannelError",
                                     f"the arguments for `{function}` cannot be sent to the sandbox: {exc}"))
