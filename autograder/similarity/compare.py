@@ -76,6 +76,7 @@ import numpy as np
 from autograder.similarity.inverted import (ClassIndex, Shared, build_index, coverage, distinct_weight, pair_coverage,
                                             rarity, shared_weight, side)
 from autograder.similarity.normalize import Token, defined_functions, program_tokens
+from autograder.similarity.shared_work import shared_map
 from autograder.similarity.winnow import K, W, Fingerprint, kgram_array, winnow
 
 
@@ -485,10 +486,13 @@ def compare_class(documents: list[Document], base: frozenset[int] = frozenset(),
     np.fill_diagonal(scored, False)
     scored &= scored.T          # a pair's two sides are computed from two rows: both must hold it
     del smaller                 # n x n floats, not needed while the sides are made and joined
-    # Equal lists of functions are kept once: at 1,000 submissions half a million sides hold a few hundred.
+    # Each submission's sides are made on every core (``shared_work``); equal lists of functions are then kept
+    # once: at 1,000 submissions half a million sides hold a few hundred.
+    halves = shared_map(lambda i: _sides_of(index, i, documents[i], np.flatnonzero(scored[i]), shared, settings),
+                        len(documents))
     interned: dict[tuple[str, ...], tuple[str, ...]] = {}
-    halves = [_sides_of(index, i, doc, np.flatnonzero(scored[i]), shared, settings, interned)
-              for i, doc in enumerate(documents)]
+    for h in halves:
+        h.functions[:] = [interned.setdefault(f, f) for f in h.functions]
     del shared, scored          # (n, n) and (n, widely held fingerprints): freed before the pairs are made
     pairs = _joined(documents, halves)
     common = int(np.count_nonzero((np.diff(index.holder_start) > limit) & ~index.in_base))
