@@ -10,7 +10,7 @@ import random
 
 import numpy as np
 
-from autograder.similarity.compare import Settings, compare_class, document, whole_function_evidence
+from autograder.similarity.compare import Settings, compare_class, document, function_floor, whole_function_evidence
 
 OPS = ("exp", "log1p", "tanh", "sqrt", "abs", "sin", "cos", "arctan", "sinh", "cbrt", "square", "expm1")
 
@@ -72,3 +72,28 @@ def test_a_pair_sharing_one_function_of_eight_whole_is_scored():
     scores = _compare(codes)
     assert ("b", "s05") in scores
     assert scores[("b", "s05")] == max(scores.values())
+
+
+SHORT = "def g(x):\n    return np.tanh(x * 3) + np.exp(x) * 2\n"
+
+
+def test_a_small_submission_sharing_one_short_function_takes_no_floor_from_it():
+    """L wrote one short function and nothing else, alike with C and D (three of twenty-three hold it): the
+    function is held whole, but it is a line of code, under the evidence every score rests on. The pair
+    scores on what it shares, not at the floor of a function held whole (0.45 before the floor was scaled),
+    while a partial copy of two whole functions stays flagged."""
+    codes = {f"s{i:02d}": student(i) for i in range(20)}
+    codes["b"] = {**student(100), "f0": codes["s00"]["f0"], "f1": codes["s00"]["f1"]}
+    codes["lo"] = {"g": SHORT}
+    for seed, name in enumerate(("c", "d"), start=300):
+        codes[name] = {**student(seed, 5), "g": SHORT}
+    scores = _compare(codes)
+    assert max(scores[("c", "lo")], scores[("d", "lo")]) < 0.3, scores
+    assert scores[("b", "s00")] >= 0.6
+
+
+def test_the_function_floor_rests_on_the_evidence_tokens():
+    settings = Settings()
+    evidence = np.array([1.0, 1.0, 2.0])
+    matched = np.array([settings.evidence_tokens, settings.evidence_tokens / 4, 3 * settings.evidence_tokens])
+    assert function_floor(evidence, matched, settings).tolist() == [0.5, 0.2, 2 / 3]

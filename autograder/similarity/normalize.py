@@ -38,6 +38,7 @@ import tokenize
 from functools import lru_cache
 from typing import NamedTuple
 
+from autograder.similarity.printed import literal as _literal, printed_parts, read_printed, statements_in_text_order
 from autograder.similarity.rewrite import read_names, rewritten
 
 #: What every student-bound name becomes.
@@ -132,14 +133,6 @@ def _spans(tree: ast.Module | None) -> tuple[list[_Span], list[_Span], set[tuple
 
 def _inside(position: tuple[int, int], spans: list[_Span]) -> bool:
     return any(start <= position < end for start, end in spans)
-
-
-@lru_cache(maxsize=16384)
-def _literal(text: str) -> str:
-    try:
-        return repr(ast.literal_eval(text))
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return text
 
 
 def _raw_tokens(source: str) -> list[tokenize.TokenInfo]:
@@ -296,19 +289,28 @@ def canonical_tokens(source: str, cell: int, bound: frozenset[str],
         # (``_statement_lines``); printing needs no location.
         canonical = _Canonical(bound).visit(rewritten(tree, read if read is not None else read_names([tree]), bound))
         printed = ast.unparse(canonical)
-        reparsed = ast.parse(printed)
+        # Printed code is read in one pass (``printed``); what that does not read is parsed again and tokenized.
+        once = read_printed(printed)
+        statements = statements_in_text_order(canonical) if once is not None else []
+        if once is not None and len(statements) == len(once.statements):
+            units = once.units
+            parts = printed_parts(once.tokens)
+            pairs = zip(statements, once.statements)
+        else:
+            reparsed = ast.parse(printed)
+            units = [(s.lineno, s.end_lineno or s.lineno) for s in reparsed.body]
+            parts = _token_parts(printed, frozenset(), reparsed, printed=True)
+            pairs = zip(_statement_lines(canonical), _statement_lines(reparsed))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+    # Each printed line starts at most one statement, so either order of pairing pairs each with itself.
     line_of: dict[int, int] = {}
-    for before, after in zip(_statement_lines(canonical), _statement_lines(reparsed)):
+    for before, after in pairs:
         line_of.setdefault(after, before)
-    unit_of: dict[int, int] = {}          # printed line -> top-level statement it belongs to
-    for unit, statement in enumerate(reparsed.body):
-        for line in range(statement.lineno, (statement.end_lineno or statement.lineno) + 1):
-            unit_of[line] = unit
+    unit_of = {line: unit for unit, (first, last) in enumerate(units) for line in range(first, last + 1)}
     out = []
     last, unit = 1, 0
-    for text, line in _token_parts(printed, frozenset(), reparsed, printed=True):
+    for text, line in parts:
         last = line_of.get(line, last)
         if text != "DEDENT":            # a dedent closes the statement before the line it stands on
             unit = unit_of.get(line, unit)
