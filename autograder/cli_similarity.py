@@ -27,8 +27,7 @@ def similarity(out_dir: Path, threshold: float, base_files: tuple[Path, ...], ou
     OUT is the folder `grader grade` wrote. Code from the starter notebook and
     code much of the class wrote count for nothing; the score says how much
     of two submissions' remaining code they share. A pair is flagged at the
-    threshold, or when it shares two or more of the assignment's functions
-    whole. Writes similarity.csv (every pair sharing unusual code: score,
+    threshold. Writes similarity.csv (every pair sharing unusual code: score,
     matched lines, functions shared), similarity-groups.csv (three or more
     submissions joined by high-scoring pairs that all hold most of one
     solution, at any group size) and
@@ -45,8 +44,7 @@ def similarity(out_dir: Path, threshold: float, base_files: tuple[Path, ...], ou
     result, csv_path, html_path = write_similarity(out_dir, threshold, base_files, output)
     for student, why in result.not_compared:
         echo(f"not compared: {student}: {why}", err=True)
-    click.echo(f"{result.compared} submissions compared, {len(result.flagged)} pairs flagged (at or above {threshold:g}, "
-               "or sharing two or more functions)")
+    click.echo(f"{result.compared} submissions compared, {len(result.flagged)} pairs flagged (at or above {threshold:g})")
     for number, g in enumerate(result.groups, start=1):
         click.echo(f"  group {number}: {len(g.members)} submissions ({', '.join(terminal(m) for m in g.members)}) "
                    f"all hold the same {g.shared_tokens} tokens of code")
