@@ -34,7 +34,7 @@ MISTAKES = register_mistakes("causal-mask", [
     # A count below the key printed as long as it: the counts below it were T-1 and T-2 (short) and
     # (T-1)(T-2)/2 alone, so the key was the longest text in 86 of 261 (stress -n 1000, seed 12345).
     # Below T = 4 it is no count (0 or negative): the key's own value, never shown.
-    ("blocked_count/diagonal-removed-twice", "mask-counts-diagonal", "T(T-3)/2",
+    ("blocked_count/diagonal-removed-twice", "mask-diagonal-removed-twice", "T(T-3)/2",
      lambda f: f["T"] * (f["T"] - 3) // 2 if f["T"] > 3 else f["T"] * (f["T"] - 1) // 2,
      "T(T-1)/2 already leaves the diagonal out; subtracting its T = {T} pairs again removes them twice."),
     ("allowed_count/blocked", "allowed-vs-blocked", "T(T-1)/2", lambda f: f["T"] * (f["T"] - 1) // 2,
