@@ -223,6 +223,9 @@ _ENTRIES = (
                   "The count runs over every query position, each with its own keys."),
     Misconception("mask-counts-diagonal", "Diagonal counted as blocked",
                   "A position may attend to itself; only keys after the query are blocked."),
+    Misconception("mask-diagonal-removed-twice", "Diagonal removed twice",
+                  "T(T-1)/2 = (T^2 - T)/2 has already taken the T pairs of a position with itself out of "
+                  "the T^2; taking them out again undercounts by T."),
     Misconception("mask-both-triangles", "Both triangles counted",
                   "Only the keys after the query (the upper triangle) are blocked."),
     Misconception("mask-blocks-past", "Mask blocks the past",

@@ -30,6 +30,12 @@ RUNS = [
     pytest.param("chain-rule-joint", 1000, 0, id="chain-rule-joint", marks=pytest.mark.slow),
     # the count the longest text 187 times in 605
     pytest.param("scored-positions", 1000, 0, id="scored-positions", marks=pytest.mark.slow),
+    # the entry the 2nd smallest choice 322 times in 1000 (only the missing 1/N lay beyond it)
+    pytest.param("dlogits-entry", 1000, 99, id="dlogits-entry", marks=pytest.mark.slow),
+    # a dlogits row (read as its entries' product) the smallest choice 105 times in 315
+    pytest.param("head-gradient-values", 1000, 99, id="head-gradient-values", marks=pytest.mark.slow),
+    # the allowed count the 3rd smallest 107 times in 331, the blocked count the longest text 86 in 261
+    pytest.param("causal-mask", 1000, 12345, id="causal-mask", marks=pytest.mark.slow),
 ]
 
 

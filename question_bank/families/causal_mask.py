@@ -31,6 +31,12 @@ MISTAKES = register_mistakes("causal-mask", [
      lambda f: (f["T"] - 1) * (f["T"] - 2) // 2, "There are T = {T} positions, so T(T-1)/2 pairs lie above the diagonal."),
     ("blocked_count/first-query", "one-query-only", "T-1", lambda f: f["T"] - 1,
      "That is the first query's blocked keys; query j has T-1-j of them, summed over every query."),
+    # A count below the key printed as long as it: the counts below it were T-1 and T-2 (short) and
+    # (T-1)(T-2)/2 alone, so the key was the longest text in 86 of 261 (stress -n 1000, seed 12345).
+    # Below T = 4 it is no count (0 or negative): the key's own value, never shown.
+    ("blocked_count/diagonal-removed-twice", "mask-diagonal-removed-twice", "T(T-3)/2",
+     lambda f: f["T"] * (f["T"] - 3) // 2 if f["T"] > 3 else f["T"] * (f["T"] - 1) // 2,
+     "T(T-1)/2 already leaves the diagonal out; subtracting its T = {T} pairs again removes them twice."),
     ("allowed_count/blocked", "allowed-vs-blocked", "T(T-1)/2", lambda f: f["T"] * (f["T"] - 1) // 2,
      "That counts the blocked (future) pairs."),
     ("allowed_count/every-pair", "no-mask", "T^2", lambda f: f["T"] ** 2,
@@ -47,6 +53,11 @@ MISTAKES = register_mistakes("causal-mask", [
     ("allowed_count/fence-post-diagonal", "positions-off-by-one", "(T-1)(T-2)/2",
      lambda f: (f["T"] - 1) * (f["T"] - 2) // 2,
      "That uses T-1 positions and leaves the diagonal out; T = {T} positions give T(T+1)/2 allowed pairs."),
+    # A fourth count below the key, whose single mistakes below it were only three (T, T(T-1)/2,
+    # (T-1)(T-2)/2): the key was the 3rd smallest 107 times in 331 (stress -n 1000, seed 12345).
+    ("allowed_count/last-query-earlier-keys", "one-query-only", "T-1", lambda f: f["T"] - 1,
+     "That is the keys before the last query only; query j sees j+1 keys (itself included), summed over "
+     "every query."),
 ])
 
 
@@ -59,6 +70,8 @@ register_double_mistakes("causal-mask", MISTAKES, [
     ("blocked_count/allowed", "blocked_count/both-triangles", "T(T+1)", lambda f: f["T"] * (f["T"] + 1)),
     # one more count below the key, which has only two single mistakes below it (the 3rd-smallest player)
     ("blocked_count/first-query", "blocked_count/fence-post", "T-2", lambda f: f["T"] - 2),
+    # a count above the key and at least as long (the longest player: most shorter counts lie below it)
+    ("blocked_count/every-pair", "blocked_count/fence-post", "(T-1)^2", lambda f: (f["T"] - 1) ** 2),
     ("allowed_count/blocked", "allowed_count/ordered-twice", "T(T-1)", lambda f: f["T"] * (f["T"] - 1)),
     ("allowed_count/fence-post", "allowed_count/ordered-twice", "(T+1)(T+2)",
      lambda f: (f["T"] + 1) * (f["T"] + 2)),
@@ -69,7 +82,7 @@ register_double_mistakes("causal-mask", MISTAKES, [
 @register_family
 class CausalMask(Family):
     name = "causal-mask"
-    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 7  # v7: a fourth allowed count below the key (T-1), a blocked count above it ((T-1)^2); v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Allowed and blocked pairs of a causal mask"
     summary = "Count blocked or allowed query-key pairs for T positions, or pick the blocked pairs."
     tags = ("attention", "causal-mask")

@@ -7,7 +7,7 @@ import numpy as np
 
 from autograder.runtime.tolerances import QUESTION_FD_ATOL, QUESTION_FD_EPS
 from question_bank import formatting as fmt
-from question_bank.choices import numeric_options
+from question_bank.choices import at_common_width, numeric_options
 from question_bank.families._common import float_answer, plain_mean_cross_entropy
 from question_bank.mistakes import register_mistakes, register_sign_slips, wrong_options
 from question_bank.registry import Family, register_family
@@ -29,16 +29,29 @@ MISTAKES = register_mistakes("dlogits-entry", [
     ("logit-for-probability", "logits-not-probabilities", "(z - onehot) / N",
      lambda f: (f["logits"][f["row"]][f["column"]] - f["onehot"]) / f["N"],
      "That uses the raw logit where the softmax probability belongs."),
+    # Mistakes that move the entry away from zero on its own side: with only the missing 1/N
+    # there, the key (negative at the target, positive elsewhere) was rarely the smallest or the
+    # largest choice and the 2nd/3rd smallest players found it (322 in 1000, stress seed 99).
+    ("log-probability", "log-for-probability", "(ln p - onehot) / N",
+     lambda f: (float(np.log(f["p"])) - f["onehot"]) / f["N"],
+     "That uses the log-probability ln p = {ln_p_text} where the probability p belongs."),
+    ("unnormalised", "softmax-not-normalised", "(e^z - onehot) / N",
+     lambda f: (float(np.exp(f["logits"][f["row"]][f["column"]])) - f["onehot"]) / f["N"],
+     "That uses the exponential e^z without dividing by the row's sum of exponentials."),
+    ("one-fewer-position", "one-fewer-target", "(p - onehot) / (N - 1)",
+     lambda f: f["value"] * f["N"] / (f["N"] - 1),
+     "Every one of the N = {N} positions has its own target, so the mean divides by N, not N - 1."),
 ])
 #: Each mistake with the sign slip on top, so x / -x pairs appear around wrong values too.
 register_sign_slips("dlogits-entry", MISTAKES, "negated",
-                    ["no-1-over-n", "no-onehot", "over-vocab", "logit-for-probability"])
+                    ["no-1-over-n", "no-onehot", "over-vocab", "logit-for-probability",
+                     "log-probability", "unnormalised", "one-fewer-position"])
 
 
 @register_family
 class DlogitsEntry(Family):
     name = "dlogits-entry"
-    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 7  # v7: the log-probability, unnormalised exponentials and N - 1 put mistakes beyond the key on its side; choices at one length
     title = "An entry of the loss gradient"
     summary = "Compute one entry of dlogits = (softmax(logits) - onehot(target)) / N."
     tags = ("gradient", "cross-entropy")
@@ -67,7 +80,11 @@ class DlogitsEntry(Family):
                     f"({fmt.num(p)} - {int(onehot)})/{N} = {fmt.num(value)}$.")
         parameters = {"logits": logits.astype(int).tolist(), "targets": targets.tolist(), "row": i, "column": j}
         wrong = wrong_options(MISTAKES, list(MISTAKES), self.facts(parameters), fmt.num_tex)
-        options = numeric_options(rng, answer.value, fmt.num_tex(value), wrong,
+        # One printed length for every choice: a negative entry (at the target) prints its sign, and
+        # the mistakes beyond the key print more figures, so the longest text gave the key away
+        # (302 in 959 at seed 12345 once those mistakes were added).
+        key_text, shown = at_common_width(value, wrong) or (fmt.num_tex(value), wrong)
+        options = numeric_options(rng, answer.value, key_text, shown,
                                   "Correct: softmax minus one-hot, divided by N.")
         return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
                      mistakes=wrong)
@@ -79,7 +96,8 @@ class DlogitsEntry(Family):
         i, j = parameters["row"], parameters["column"]
         _, dlogits = cross_entropy_loss(logits[None], targets[None])
         N, V = logits.shape
-        return {**parameters, "N": N, "V": V, "p": float(softmax(logits[i])[j]),
+        p = float(softmax(logits[i])[j])
+        return {**parameters, "N": N, "V": V, "p": p, "ln_p_text": fmt.num(float(np.log(p))),
                 "onehot": 1.0 if int(targets[i]) == j else 0.0, "value": float(dlogits[0, i, j])}
 
     def check(self, variant: dict[str, Any]) -> list[str]:

@@ -54,6 +54,19 @@ MISTAKES = register_mistakes("head-gradient-values", [
     ("dlogits_row/over-vocab", "divide-by-vocab", "(p_n - onehot) / V",
      lambda f: [(p - y) / f["V"] for p, y in zip(f["P"][f["n"]], f["Y"][f["n"]])],
      "That divides by V = {V}; the mean runs over the N = {N} positions."),
+    # A row prints as the product of its entries to a reader comparing sizes: the key's is negative
+    # (one entry below zero, at the target) and only the missing 1/N made a row more negative, so
+    # the key was the smallest choice 105 times in 315 (stress -n 1000, seed 99). These mistakes
+    # give rows beyond it on its side.
+    ("dlogits_row/log-probabilities", "log-for-probability", "(ln p_n - onehot) / N",
+     lambda f: [(math.log(p) - y) / f["N"] for p, y in zip(f["P"][f["n"]], f["Y"][f["n"]])],
+     "That uses the log-probabilities ln p where the probabilities p belong."),
+    ("dlogits_row/unnormalised", "softmax-not-normalised", "(e^z_n - onehot) / N",
+     lambda f: [(math.exp(z) - y) / f["N"] for z, y in zip(f["Z"][f["n"]], f["Y"][f["n"]])],
+     "That uses the exponentials e^z without dividing by their sum."),
+    ("dlogits_row/one-fewer-position", "one-fewer-target", "(p_n - onehot) / (N - 1)",
+     lambda f: [(p - y) / (f["N"] - 1) for p, y in zip(f["P"][f["n"]], f["Y"][f["n"]])],
+     "Every one of the N = {N} positions has its own target, so the mean divides by N, not N - 1."),
     ("db_head/no-1-over-n", "missing-1-over-n", "sum_n (p_nj - y_nj)",
      lambda f: f["N"] * f["db"],
      "That leaves out the 1/N = 1/{N} of the mean."),
@@ -97,7 +110,8 @@ register_double_mistakes("head-gradient-values", MISTAKES, [
     (name, "dlogits_row/negated", f"-({MISTAKES[name].formula})",
      (lambda compute: lambda f: [-g for g in compute(f)])(MISTAKES[name].compute))
     for name in ("dlogits_row/no-onehot", "dlogits_row/no-1-over-n", "dlogits_row/bias-dropped",
-                 "dlogits_row/over-vocab", "dlogits_row/logits")])
+                 "dlogits_row/over-vocab", "dlogits_row/logits", "dlogits_row/log-probabilities",
+                 "dlogits_row/unnormalised", "dlogits_row/one-fewer-position")])
 register_sign_slips("head-gradient-values", MISTAKES, "db_head/negated",
                     ["db_head/no-1-over-n", "db_head/one-position", "db_head/no-onehot"])
 register_sign_slips("head-gradient-values", MISTAKES, "dW_head/negated",
@@ -107,7 +121,7 @@ register_sign_slips("head-gradient-values", MISTAKES, "dW_head/negated",
 @register_family
 class HeadGradientValues(Family):
     name = "head-gradient-values"
-    version = 2  # v2: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 3  # v3: dlogits rows from log-probabilities, unnormalised exponentials and N - 1 (rows beyond the key); v2: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "The head's gradient: a dlogits row, db_head and dW_head"
     summary = "A full row of dlogits, an entry of db_head (summed over positions) or of dW_head (h^T @ dlogits)."
     tags = ("gradient", "lm-head", "cross-entropy")
