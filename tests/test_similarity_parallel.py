@@ -10,7 +10,7 @@ import multiprocessing
 import numpy as np
 import pytest
 
-from autograder.similarity import parallel
+from autograder.similarity import parallel, shared_work
 from autograder.similarity.compare import document
 from tests.similarity_cohort import cohort
 
@@ -55,7 +55,7 @@ def test_a_helper_that_dies_leaves_its_share_to_this_process(monkeypatch):
     # A helper that takes its first submissions and exits (as one killed would) sends nothing; the documents
     # are all made all the same.
     def dies(named, settings, counter, sending) -> None:
-        next(parallel._claimed(counter, len(named)))
+        next(shared_work.claimed(counter, len(named), parallel._TAKEN_AT_ONCE))
         parallel.os._exit(1)
 
     monkeypatch.setattr(parallel, "_helper", dies)

@@ -29,19 +29,12 @@ import numpy as np
 
 from autograder.similarity.compare import Document, Settings, document
 from autograder.similarity.normalize import Token
+from autograder.similarity.shared_work import claimed, cores, fork_helpers, stop_helpers
 
 #: Below this many distinct submissions, one process: forking and packing cost more than they save.
 PARALLEL_FROM = 64
 #: Submissions a process takes from the counter at a time: few enough that the cores finish together.
 _TAKEN_AT_ONCE = 4
-
-
-def workers_available() -> int:
-    """Cores this process may run on (the processes the work is shared among)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:            # not on Linux
-        return os.cpu_count() or 1
 
 
 def documents(named: Sequence[tuple[str, tuple[str, ...]]], settings: Settings = Settings(),
@@ -52,30 +45,20 @@ def documents(named: Sequence[tuple[str, tuple[str, ...]]], settings: Settings =
     ``meanwhile`` is called in this process once the helpers have started, before it takes its own share
     (the starter notebook is rendered while the helpers normalise); an error it raises stops the helpers."""
     if workers is None:
-        workers = workers_available() if len(named) >= PARALLEL_FROM else 1
+        workers = cores() if len(named) >= PARALLEL_FROM else 1
     if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         if meanwhile is not None:
             meanwhile()
         return [document(name, cells, settings) for name, cells in named]
     context = multiprocessing.get_context("fork")
     counter = context.Value("l", 0)
-    helpers = []
+    helpers: list = []
     made: dict[int, Document] = {}
     try:
-        for _ in range(workers - 1):
-            receiving, sending = context.Pipe(duplex=False)
-            process = context.Process(target=_helper, args=(named, settings, counter, sending), daemon=True)
-            try:
-                process.start()
-            except (OSError, AssertionError):     # no process left to fork, or this one is a daemon: none may
-                receiving.close()
-                break
-            finally:
-                sending.close()
-            helpers.append((process, receiving))
+        helpers = fork_helpers(context, workers - 1, lambda sending: (named, settings, counter, sending), _helper)
         if meanwhile is not None:
             meanwhile()
-        for index in _claimed(counter, len(named)):
+        for index in claimed(counter, len(named), _TAKEN_AT_ONCE):
             made[index] = document(*named[index], settings)
         for process, receiving in helpers:
             try:
@@ -83,31 +66,16 @@ def documents(named: Sequence[tuple[str, tuple[str, ...]]], settings: Settings =
             except (EOFError, OSError, pickle.UnpicklingError):
                 pass                  # the helper died: what it took is made below
     finally:
-        for process, receiving in helpers:
-            receiving.close()
-            if process.is_alive():    # still working after an error here (one whose documents were read is leaving)
-                process.kill()
-            process.join()
+        stop_helpers(helpers)         # one still working after an error here (one whose documents were read is leaving)
     # A failed helper's share (and anything left if every helper failed) is made here.
     return [made[i] if i in made else document(*named[i], settings) for i in range(len(named))]
-
-
-def _claimed(counter, total: int):
-    """Indices this process takes from the shared ``counter``, a few at a time, until none is left."""
-    while True:
-        with counter.get_lock():
-            start = counter.value
-            counter.value = start + _TAKEN_AT_ONCE
-        if start >= total:
-            return
-        yield from range(start, min(start + _TAKEN_AT_ONCE, total))
 
 
 def _helper(named, settings: Settings, counter, sending) -> None:
     """A forked helper: make the documents it takes, send them back packed, and leave."""
     try:
         packer = _Packer()
-        packed = {index: packer.document(document(*named[index], settings)) for index in _claimed(counter, len(named))}
+        packed = {index: packer.document(document(*named[index], settings)) for index in claimed(counter, len(named), _TAKEN_AT_ONCE)}
         sending.send_bytes(pickle.dumps(packer.message(packed), protocol=pickle.HIGHEST_PROTOCOL))
     finally:
         sending.close()

@@ -40,31 +40,48 @@ def shared_map(make: Callable[[int], T], count: int, workers: int | None = None)
         return [make(i) for i in range(count)]
     context = multiprocessing.get_context("fork")
     counter = context.Value("l", 0)
-    helpers = []
+    helpers: list = []
     made: dict[int, T] = {}
     try:
-        for _ in range(workers - 1):
+        helpers = fork_helpers(context, workers - 1, lambda sending: (make, count, counter, sending), _helper)
+        for i in claimed(counter, count, _TAKEN_AT_ONCE):
+            made[i] = make(i)
+            _receive(helpers, made, wait=False)
+        _receive(helpers, made, wait=True)
+    finally:
+        stop_helpers(helpers)
+    return [made[i] if i in made else make(i) for i in range(count)]
+
+
+def fork_helpers(context, count: int, arguments: Callable[[object], tuple], target: Callable[..., None]) -> list:
+    """Up to ``count`` forked helpers running ``target(*arguments(sending))``, each as (process, the end this
+    process receives on). Fewer when no process is left to fork, or when this one is a daemon (none may)."""
+    helpers: list = []
+    try:
+        for _ in range(count):
             receiving, sending = context.Pipe(duplex=False)
-            process = context.Process(target=_helper, args=(make, count, counter, sending), daemon=True)
+            process = context.Process(target=target, args=arguments(sending), daemon=True)
             try:
                 process.start()
-            except (OSError, AssertionError):     # no process left to fork, or this one is a daemon: none may
+            except (OSError, AssertionError):
                 receiving.close()
                 break
             finally:
                 sending.close()
             helpers.append((process, receiving))
-        for i in _claimed(counter, count):
-            made[i] = make(i)
-            _receive(helpers, made, wait=False)
-        _receive(helpers, made, wait=True)
-    finally:
-        for process, receiving in helpers:
-            receiving.close()
-            if process.is_alive():
-                process.kill()
-            process.join()
-    return [made[i] if i in made else make(i) for i in range(count)]
+    except BaseException:
+        stop_helpers(helpers)         # no pipe left to make: the helpers started so far do not outlive the error
+        raise
+    return helpers
+
+
+def stop_helpers(helpers: list) -> None:
+    """Close every helper's pipe and wait for it; one still working (after an error here) is killed."""
+    for process, receiving in helpers:
+        receiving.close()
+        if process.is_alive():
+            process.kill()
+        process.join()
 
 
 def _receive(helpers: list, made: dict, wait: bool) -> None:
@@ -88,22 +105,22 @@ def _receive(helpers: list, made: dict, wait: bool) -> None:
         process.join()
 
 
-def _claimed(counter, total: int):
-    """Indices this process takes from the shared ``counter``, a few at a time, until none is left."""
+def claimed(counter, total: int, at_once: int):
+    """Indices this process takes from the shared ``counter``, ``at_once`` at a time, until none is left."""
     while True:
         with counter.get_lock():
             start = counter.value
-            counter.value = start + _TAKEN_AT_ONCE
+            counter.value = start + at_once
         if start >= total:
             return
-        yield from range(start, min(start + _TAKEN_AT_ONCE, total))
+        yield from range(start, min(start + at_once, total))
 
 
 def _helper(make: Callable[[int], T], count: int, counter, sending) -> None:
     """A forked helper: make the results it takes, send them back, and leave."""
     try:
         take: dict[int, T] = {}
-        for i in _claimed(counter, count):
+        for i in claimed(counter, count, _TAKEN_AT_ONCE):
             take[i] = make(i)
             if len(take) == _TAKEN_AT_ONCE:
                 sending.send_bytes(pickle.dumps(take, protocol=pickle.HIGHEST_PROTOCOL))
