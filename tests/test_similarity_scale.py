@@ -99,10 +99,12 @@ def test_identical_submissions_are_normalised_once(tmp_path, monkeypatch):
 def test_partners_holding_the_same_code_share_one_computed_side(monkeypatch):
     """The coverage of a side is computed once per distinct set of its fingerprints its partners hold: the four
     copies of one solution hold all of it, so from its side they are one row, not four."""
-    from autograder.similarity import compare
+    from autograder.similarity import compare, shared_work
 
     sides: list[tuple[int, int]] = []
     real = compare.side
+    # The sides are recorded in this process: a side a forked helper computed (shared_work) would not be seen.
+    monkeypatch.setattr(shared_work, "cores", lambda: 1)
     monkeypatch.setattr(compare, "side", lambda index, doc, ranges, partners, shared: (
         lambda s: sides.append((len(partners), len(s.covered))) or s)(real(index, doc, ranges, partners, shared)))
     copies = {f"c{i}": [LONG.replace("total", f"t{i}")] for i in range(4)}
