@@ -17,6 +17,7 @@ from autograder.runtime.tolerances import QUESTION_ATOL, QUESTION_DISTRACTOR_GAP
 from question_bank import formatting as fmt
 from question_bank.answers import is_number
 from question_bank.choice_balance import MAX_POOL, balanced_subset, candidate_sets
+from question_bank.cues import mistake_parts
 from question_bank.errors import Redraw
 from question_bank.variant import Option
 
@@ -71,7 +72,8 @@ def pick_distractors(
     if not sets:
         kept = _separated_run(pool, k)
         raise Redraw(f"only {len(kept)} distinct distractors for answer {answer_value!r}")
-    chosen = balanced_subset(rng, key_text, [option.text for option in pool], sets)
+    chosen = balanced_subset(rng, key_text, [option.text for option in pool], sets,
+                             [mistake_parts(option.formula) for option in pool])
     return [pool[i] for i in chosen]
 
 
