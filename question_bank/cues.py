@@ -435,6 +435,13 @@ def choice_parts(variant: dict[str, Any]) -> list[frozenset[str] | None]:
     return [frozenset() if c["correct"] else mistake_parts(formulas.get(c["text"])) for c in variant["choices"]]
 
 
+def _mistake_structure(variant: dict[str, Any]) -> bool:
+    """Whether the variant's family makes its wrong choices by applying mistakes to the answer."""
+    from question_bank.registry import families   # the registry imports the families, which import this
+    family = families().get(variant.get("family", ""))
+    return family is None or family.mistake_structure
+
+
 #: Players that also read which mistakes each choice carries (the variant's own record of them):
 #: a model of a reader who spots every one-slip relation, not only those the printed values show.
 STRUCTURE_PLAYERS: dict[str, Callable[[Sequence[str], Sequence[frozenset[str] | None]], Pick]] = {
@@ -520,7 +527,7 @@ class CueTally:
         row = self.scores.setdefault(subquestion, {name: PlayerScore() for name in (*PLAYERS, *STRUCTURE_PLAYERS)})
         for name, player in PLAYERS.items():
             row[name].add(player(texts), correct)
-        parts = choice_parts(variant)
+        parts = choice_parts(variant) if _mistake_structure(variant) else [None] * len(texts)
         for name, structure_player in STRUCTURE_PLAYERS.items():
             row[name].add(structure_player(texts, parts), correct)
 
