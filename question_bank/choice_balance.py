@@ -34,6 +34,7 @@ from question_bank.cues import (
     link_matrix,
     plain,
     printed_exactly,
+    structure_links,
     text_body,
     text_linked,
 )
@@ -232,8 +233,12 @@ def place_table(scores: np.ndarray, strict: bool = False) -> np.ndarray:
 FIT_ROUNDS = 100
 
 
+#: Which mistakes each pool option carries (see :func:`question_bank.cues.mistake_parts`), or None.
+Parts = Sequence[frozenset[str] | None] | None
+
+
 def balanced_subset(rng: np.random.Generator, key_text: str, pool_texts: Sequence[str],
-                    allowed: Sequence[Sequence[int]]) -> Sequence[int]:
+                    allowed: Sequence[Sequence[int]], parts: Parts = None) -> Sequence[int]:
     """One allowed set of pool indices, drawn so the key's place in every visible order is near uniform.
 
     Each set puts the key at some place in each order (value, length,
@@ -249,20 +254,23 @@ def balanced_subset(rng: np.random.Generator, key_text: str, pool_texts: Sequenc
         key_text: the key as printed.
         pool_texts: every usable distractor as printed.
         allowed: candidate sets of pool indices (each clearly distinct, of the same size).
+        parts: per pool text, the mistakes it carries (None where unknown): then the key's place
+            among the choices by how many others are one mistake from each is fitted too.
     """
-    weights = fitted_weights(key_text, pool_texts, allowed)
+    weights = fitted_weights(key_text, pool_texts, allowed, parts)
     return allowed[int(rng.choice(len(allowed), p=weights))]
 
 
-def fitted_weights(key_text: str, pool_texts: Sequence[str], allowed: Sequence[Sequence[int]]) -> np.ndarray:
+def fitted_weights(key_text: str, pool_texts: Sequence[str], allowed: Sequence[Sequence[int]],
+                   parts: Parts = None) -> np.ndarray:
     """The weight :func:`balanced_subset` draws each of the ``allowed`` sets by (summing to 1)."""
-    orders, groups, chance = fit_problem(key_text, pool_texts, allowed)
+    orders, groups, chance = fit_problem(key_text, pool_texts, allowed, parts)
     # The value order last: met exactly where it can be.
     return fit_weights([_OrderFit(table, target) for table, target in orders[::-1]],
                        [_CapFit(hit, applies, CAP_SHARE * chance) for hit, applies in groups], len(allowed))
 
 
-def fit_problem(key_text: str, pool_texts: Sequence[str], allowed: Sequence[Sequence[int]]
+def fit_problem(key_text: str, pool_texts: Sequence[str], allowed: Sequence[Sequence[int]], parts: Parts = None
                 ) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[tuple[np.ndarray, np.ndarray]], float]:
     """What the fit of the ``allowed`` sets is asked: for each visible order that applies and places the key
     somewhere, its place table (sets, places) and the target spread of the key's place; for each
@@ -279,6 +287,14 @@ def fit_problem(key_text: str, pool_texts: Sequence[str], allowed: Sequence[Sequ
         reached = table.sum(axis=0) > 0
         if reached.any():
             orders.append((table, place_target(reached, PLAYED_PLACES[order])))
+    if parts is not None and all(p is not None for p in parts):
+        # the mistake hub: how many choices are one mistake from each (the key carries none)
+        links = structure_links([frozenset(), *(p for p in parts if p is not None)])
+        degrees = links[members[:, :, None], members[:, None, :]].sum(axis=2).astype(float)
+        table = place_table(degrees)
+        reached = table.sum(axis=0) > 0
+        if reached.any():
+            orders.append((table, place_target(reached, (-1,))))
     groups = [(hit, applies.astype(float)) for hit, applies in features.pick_hits(members) if applies.any()]
     return orders, groups, 1.0 / (width + 1)
 

@@ -17,6 +17,7 @@ from autograder.runtime.tolerances import QUESTION_ATOL, QUESTION_DISTRACTOR_GAP
 from question_bank import formatting as fmt
 from question_bank.answers import is_number
 from question_bank.choice_balance import MAX_POOL, balanced_subset, candidate_sets
+from question_bank.cues import mistake_parts
 from question_bank.errors import Redraw
 from question_bank.variant import Option
 
@@ -46,6 +47,7 @@ def pick_distractors(
     candidates: Sequence[Option],
     k: int = N_DISTRACTORS,
     answer_text: str | None = None,
+    structure: bool = True,
 ) -> list[Option]:
     """Choose ``k`` wrong options, varied by ``rng``, all clearly distinct, that do not point at the key.
 
@@ -55,7 +57,10 @@ def pick_distractors(
     key sits nearest to places drawn uniformly in every order a reader can
     see (value, closeness to the other values, length, likeness of the text),
     so no rank, length or likeness finds the key more often than chance
-    wherever the family's mistakes make that possible. The pool is shuffled
+    wherever the family's mistakes make that possible. With ``structure``, the
+    mistakes each option carries (its formula) are fitted too, so the key is
+    not the choice one mistake from the most others (the mistake hub); pass
+    False where options name mistakes rather than apply them. The pool is shuffled
     (and cut to :data:`~question_bank.choice_balance.MAX_POOL`) first, so ties
     are broken at random.
 
@@ -71,7 +76,8 @@ def pick_distractors(
     if not sets:
         kept = _separated_run(pool, k)
         raise Redraw(f"only {len(kept)} distinct distractors for answer {answer_value!r}")
-    chosen = balanced_subset(rng, key_text, [option.text for option in pool], sets)
+    parts = [mistake_parts(option.formula) for option in pool] if structure else None
+    chosen = balanced_subset(rng, key_text, [option.text for option in pool], sets, parts)
     return [pool[i] for i in chosen]
 
 
@@ -161,6 +167,7 @@ def numeric_options(
     answer_text: str,
     candidates: Sequence[Option],
     correct_feedback: str,
+    structure: bool = True,
 ) -> list[Option]:
     """The correct option followed by ``N_DISTRACTORS`` distractors drawn from ``candidates``.
 
@@ -170,10 +177,11 @@ def numeric_options(
         answer_text: how the correct value is printed.
         candidates: wrong options, usually from :func:`question_bank.mistakes.wrong_options`.
         correct_feedback: shown when the correct option is picked.
+        structure: see :func:`pick_distractors`.
     """
     correct = Option(value=answer_value, text=answer_text, correct=True, feedback=correct_feedback)
     return signs_only_where_negative([correct, *pick_distractors(rng, answer_value, known_mistakes(
-        answer_value, candidates), answer_text=answer_text)])
+        answer_value, candidates), answer_text=answer_text, structure=structure)])
 
 
 def signs_only_where_negative(options: Sequence[Option]) -> list[Option]:

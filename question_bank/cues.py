@@ -19,7 +19,12 @@ small factor, a log in another base, a reciprocal, exp of it), the member
 of an x / -x pair whose sign most others share, the half of a value whose
 double is shown, the larger of two close counts, and for texts the one a
 truncation or one-step shift away from the most others and the complete
-form of a text another choice cuts short. The draw
+form of a text another choice cuts short. One more, the *mistake hub*
+(:data:`STRUCTURE_PLAYERS`), reads the variant's own record of which
+mistakes each wrong choice carries and picks the choice one mistake from
+the most others: the reader who spots every one-slip relation, not only
+those the printed arithmetic shows (a second reader, shown 180 choice-only
+items, scored 51% against 26% chance mostly this way). The draw
 (:mod:`question_bank.choice_balance`) uses the same relations, so what is
 measured here is what it balances.
 
@@ -32,6 +37,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import itertools
 import math
 import re
 from dataclasses import dataclass, field
@@ -386,6 +392,63 @@ PLAYERS: dict[str, Callable[[Sequence[str]], Pick]] = {
 }
 
 
+def mistake_parts(formula: str | None) -> frozenset[str] | None:
+    """The mistakes a wrong choice carries, read from its formula key (``family/name``, with
+    ``first+second`` for two mistakes at once); ``None`` for a choice no formula made."""
+    if formula is None:
+        return None
+    name = formula.split("/", 1)[-1]
+    return frozenset(part.rsplit("/", 1)[-1] for part in name.split("+"))
+
+
+def structure_links(parts: Sequence[frozenset[str]]) -> np.ndarray:
+    """Which choices are one mistake apart, (n, n) booleans: their mistake sets differ by exactly one
+    mistake (the key carries none). This is every one-slip relation there is between the choices,
+    whether or not its arithmetic shows in the printed values: the reader who spots them all."""
+    n = len(parts)
+    links = np.zeros((n, n), dtype=bool)
+    for i, j in itertools.combinations(range(n), 2):
+        links[i, j] = links[j, i] = len(parts[i] ^ parts[j]) == 1
+    return links
+
+
+def structure_hub_player(texts: Sequence[str], parts: Sequence[frozenset[str] | None]) -> Pick:
+    """Pick the choice one mistake away from the most others (:func:`structure_links`).
+
+    When the distractors are the key with one mistake each, the key is linked to all of them and
+    each of them to the key alone; a set with two mistakes at once, or a square (two mistakes each
+    alone and together), gives other choices as many links. Abstains where a choice's mistakes are
+    unknown (a fixed choice of a conceptual family).
+    """
+    if any(p is None for p in parts):
+        return [0.0] * len(texts)
+    degrees = structure_links([p for p in parts if p is not None]).sum(axis=1)
+    if degrees.max() == 0:
+        return [0.0] * len(texts)
+    return _argbest(texts, [float(d) for d in degrees])
+
+
+def choice_parts(variant: dict[str, Any]) -> list[frozenset[str] | None]:
+    """Each rendered choice's mistakes: none for a correct choice, those of the variant's known mistake
+    printed as the choice is, else ``None`` (unknown)."""
+    formulas = {m.get("text"): m.get("formula") for m in variant.get("mistakes") or []}
+    return [frozenset() if c["correct"] else mistake_parts(formulas.get(c["text"])) for c in variant["choices"]]
+
+
+def _mistake_structure(variant: dict[str, Any]) -> bool:
+    """Whether the variant's family makes its wrong choices by applying mistakes to the answer."""
+    from question_bank.registry import families   # the registry imports the families, which import this
+    family = families().get(variant.get("family", ""))
+    return family is None or family.mistake_structure
+
+
+#: Players that also read which mistakes each choice carries (the variant's own record of them):
+#: a model of a reader who spots every one-slip relation, not only those the printed values show.
+STRUCTURE_PLAYERS: dict[str, Callable[[Sequence[str], Sequence[frozenset[str] | None]], Pick]] = {
+    "mistake-hub": structure_hub_player,
+}
+
+
 def excess_over_chance(texts: Sequence[str], correct: Sequence[bool],
                        weights: Sequence[float] | None = None) -> float:
     """How far the players' picks land on correct choices beyond chance, summed over the players
@@ -461,9 +524,12 @@ class CueTally:
             return
         texts = [c["text"] for c in choices]
         correct = [bool(c["correct"]) for c in choices]
-        row = self.scores.setdefault(subquestion, {name: PlayerScore() for name in PLAYERS})
+        row = self.scores.setdefault(subquestion, {name: PlayerScore() for name in (*PLAYERS, *STRUCTURE_PLAYERS)})
         for name, player in PLAYERS.items():
             row[name].add(player(texts), correct)
+        parts = choice_parts(variant) if _mistake_structure(variant) else [None] * len(texts)
+        for name, structure_player in STRUCTURE_PLAYERS.items():
+            row[name].add(structure_player(texts, parts), correct)
 
     def cues(self) -> list[tuple[str, str, PlayerScore]]:
         """``(sub-question, player, score)`` of every player that beats chance."""
@@ -476,7 +542,7 @@ def cue_table(tallies: dict[str, CueTally]) -> str:
 
     A trailing ``!`` marks a player beating chance (see :attr:`PlayerScore.cue`).
     """
-    names = list(PLAYERS)
+    names = [*PLAYERS, *STRUCTURE_PLAYERS]
     rows = [(f"{fam}{'/' + sub if sub else ''}", score_row)
             for fam, tally in tallies.items() for sub, score_row in sorted(tally.scores.items())]
     if not rows:
@@ -495,5 +561,6 @@ def cue_table(tallies: dict[str, CueTally]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["CUE_MARGIN", "CUE_MIN_APPLIED", "CUE_Z", "CueTally", "PLAYERS", "PlayerScore",
+__all__ = ["CUE_MARGIN", "CUE_MIN_APPLIED", "CUE_Z", "CueTally", "PLAYERS", "PlayerScore", "STRUCTURE_PLAYERS",
+           "choice_parts", "mistake_parts", "structure_links",
            "choice_number", "cue_table", "excess_over_chance", "least_cued", "plain"]

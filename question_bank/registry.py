@@ -43,6 +43,10 @@ class Family(abc.ABC):
             each other (also their sub-questions). Such a family implements
             :meth:`build_part`; one seed gives one scenario, and each part is a variant of
             its own (see :func:`question_bank.generate.generate_item`).
+        mistake_structure: whether each wrong choice is the answer with its mistakes made, so that
+            choices one mistake apart are related (:func:`question_bank.cues.structure_links`);
+            false where the choices name mistakes instead (find-the-bug's labels: the key is a
+            mistake too, and no label derives from another).
     """
 
     name: ClassVar[str]
@@ -55,6 +59,7 @@ class Family(abc.ABC):
     subquestion_key: ClassVar[str | None] = None
     subquestion_values: ClassVar[tuple[str, ...]] = ("",)
     parts: ClassVar[tuple[str, ...]] = ()
+    mistake_structure: ClassVar[bool] = True
 
     @abc.abstractmethod
     def build(self, rng: np.random.Generator) -> Draft:

@@ -206,3 +206,57 @@ def test_numeric_choices_print_at_one_length(family):
     variants = [generate_variant(family, variant_seed(7, "one-length", i)) for i in range(80)]
     tied = [len({len(plain(c["text"])) for c in v["choices"]}) == 1 for v in variants]
     assert sum(tied) >= 0.8 * len(tied), (family, sum(tied))
+
+
+def test_mistake_parts_read_single_and_double_formulas():
+    from question_bank.cues import mistake_parts
+    assert mistake_parts(None) is None
+    assert mistake_parts("teacher-forcing/training/predicted-input") == {"predicted-input"}
+    assert mistake_parts("teacher-forcing/training/predicted-input+input-as-target") == {
+        "predicted-input", "input-as-target"}
+
+
+def _tally_of_sets(sets):
+    """A tally over variants whose choices are the key and wrong choices carrying the given mistakes."""
+    tally = CueTally()
+    for k, wrong in enumerate(sets):
+        texts = [f"${100 + k}$", *(f"${200 + 10 * k + j}$" for j in range(len(wrong)))]
+        mistakes = [{"text": t, "formula": "fam/" + "+".join(parts)} for t, parts in zip(texts[1:], wrong)]
+        choices = [{"text": t, "correct": i == 0} for i, t in enumerate(texts)]
+        tally.add("", {"choices": choices, "mistakes": mistakes})
+    return {player: score for sub, player, score in tally.cues()}
+
+
+def test_the_mistake_hub_finds_a_key_every_distractor_is_one_mistake_from():
+    # the key with one mistake each: every distractor is one mistake from the key alone
+    found = _tally_of_sets([[("a",), ("b",), ("c",)]] * 40)
+    assert "mistake-hub" in found and found["mistake-hub"].rate == 1.0
+
+
+def test_the_mistake_hub_is_at_chance_on_squares_and_decoy_hubs():
+    # a square: every choice is one mistake from two others; a decoy: one distractor is the hub
+    square = [("a",), ("b",), ("a", "b")]
+    decoy = [("a",), ("a", "b"), ("a", "c")]
+    assert "mistake-hub" not in _tally_of_sets([square, decoy] * 30)
+
+
+def test_the_draw_keeps_the_key_off_the_mistake_hub_where_the_pool_allows():
+    import numpy as np
+    from question_bank.choice_balance import candidate_sets, fitted_weights
+    from question_bank.cues import structure_links
+    pool = ["$40$", "$61$", "$47$", "$56$", "$73$", "$35$", "$66$"]
+    parts = [frozenset(p) for p in ("a", "b", "c", "d", "ab", "ac", "bd")]
+    sets = candidate_sets(len(pool), 3, lambda a, b: True)
+
+    def key_on_hub(weights):
+        share = 0.0
+        for weight, chosen in zip(weights, sets):
+            degrees = structure_links([frozenset(), *(parts[i] for i in chosen)]).sum(axis=1)
+            top = np.flatnonzero(degrees == degrees.max())
+            share += weight * (0 in top) / len(top)
+        return share
+
+    blind = key_on_hub(fitted_weights("$50$", pool, sets))
+    seeing = key_on_hub(fitted_weights("$50$", pool, sets, parts))
+    # chance is a quarter; a uniform draw of these sets gives 0.43, a draw blind to the mistakes 0.31
+    assert seeing < blind - 0.03 and seeing < 0.25 + 0.02
