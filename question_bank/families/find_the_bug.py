@@ -7,22 +7,32 @@ explanation, so the bank and the grader's diagnosis name a mistake alike.
 The key is the catalogue entry whose implementation returns what the printed
 listing returns on every probe; generation refuses a listing that reproduces
 no entry or several.
+
+The four titles shown are drawn first and the key is one of them at random
+(:func:`choice_set`), so a title's being shown says nothing of whether it is
+the key. Drawing the key first and then its distractors let a sheet give keys
+away: the two axis mistakes of softmax are never shown beside each other, so
+each was shown less often and was the key when shown in 0.32 and 0.37 of
+variants (chance 0.25), and a reader picking the title seen least on the
+sheet beat chance.
 """
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from typing import Any, Callable
 
 import numpy as np
 
-from question_bank.choices import numeric_options
+from question_bank.choices import N_DISTRACTORS
 from question_bank.code_reading import LISTINGS, catalogue_entries, reproducing_entries, run_source, same_result
 from question_bank.errors import GenerationError
 from question_bank.exporters._markup import split_fences
 from question_bank.families._common import correct_choices
 from question_bank.mistakes import register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
-from question_bank.variant import Answer, Draft
+from question_bank.variant import Answer, Draft, Option
 
 #: The catalogued misconception each catalogue slug is an instance of.
 MISCONCEPTION_OF = {
@@ -71,6 +81,31 @@ def _register() -> dict[str, Any]:
 MISTAKES = _register()
 
 
+@functools.lru_cache(maxsize=None)
+def allowed_sets(function: str) -> tuple[tuple[str, ...], ...]:
+    """Every set of ``N_DISTRACTORS + 1`` of ``function``'s catalogue slugs with no two of one misconception.
+
+    Two mistakes of one misconception ("`axis` argument ignored" and "Softmax over the wrong
+    axis") would both describe a listing showing either, so they are never shown together.
+    """
+    slugs = list(LISTINGS[function].edits)
+    return tuple(combo for combo in itertools.combinations(slugs, N_DISTRACTORS + 1)
+                 if len({MISCONCEPTION_OF[s] for s in combo}) == len(combo))
+
+
+def choice_set(rng: np.random.Generator, function: str) -> tuple[tuple[str, ...], str]:
+    """The slugs shown as choices (uniform over :func:`allowed_sets`) and the key, uniform among them.
+
+    Drawn in this order, a shown title is the key with probability one in four whatever else a
+    reader sees: which titles a sheet repeats, which title is the only one of its kind in an item,
+    or its length or likeness to the others. A slug that fits fewer sets (one of a misconception
+    pair) is shown and is the key less often, in the same proportion.
+    """
+    sets = allowed_sets(function)
+    shown = sets[int(rng.integers(len(sets)))]
+    return shown, shown[int(rng.integers(len(shown)))]
+
+
 def _code_block(source: str) -> str:
     return f"```python\n{source}\n```"
 
@@ -85,12 +120,12 @@ class FindTheBug(Family):
     subquestion_values = tuple(LISTINGS)
     distinct_items = sum(len(listing.edits) for listing in LISTINGS.values())
     distinct_target = distinct_items
+    version = 2  # v2: the four titles are drawn first and the key among them, so how often a title is shown says nothing
 
     def build(self, rng: np.random.Generator) -> Draft:
         function = self.subquestion_values[int(rng.integers(len(self.subquestion_values)))]
         listing = LISTINGS[function]
-        slugs = list(listing.edits)
-        slug = slugs[int(rng.integers(len(slugs)))]
+        shown, slug = choice_set(rng, function)
         source = listing.source(slug)
         found = reproducing_entries(listing, source)
         if found != [slug]:
@@ -100,11 +135,12 @@ class FindTheBug(Family):
         title = catalogue[slug].title
         parameters = {"function": function, "mistake": slug}
         # A mistake of the key's own misconception ("`axis` argument ignored" beside "Softmax over the
-        # wrong axis") would describe the listing too, so it is never offered beside the key.
-        others = [s for s in slugs if MISCONCEPTION_OF[s] != MISCONCEPTION_OF[slug]]
+        # wrong axis") would describe the listing too: no allowed set shows it, nor is it a listed mistake.
+        others = [s for s in listing.edits if MISCONCEPTION_OF[s] != MISCONCEPTION_OF[slug]]
         wrong = wrong_options(MISTAKES, [f"{function}/{s}" for s in others], parameters,
                               lambda s: catalogue[s].title)
-        options = numeric_options(rng, slug, title, wrong, f"Correct: {catalogue[slug].explanation}")
+        correct = Option(value=slug, text=title, correct=True, feedback=f"Correct: {catalogue[slug].explanation}")
+        options = [correct, *(option for option in wrong if option.value in shown)]
         stem = (f"{listing.contract} A student wrote:\n\n{_code_block(source)}\n\n"
                 "Running it shows exactly one of the mistakes below. Which one?")
         fixes = "; ".join(f"`{printed.strip()}` should read `{correct.strip()}`" if printed is not None
