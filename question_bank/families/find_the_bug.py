@@ -121,6 +121,8 @@ class FindTheBug(Family):
     distinct_items = sum(len(listing.edits) for listing in LISTINGS.values())
     distinct_target = distinct_items
     version = 2  # v2: the four titles are drawn first and the key among them, so how often a title is shown says nothing
+    # the choices name mistakes (the key is one too); none is another with a mistake applied
+    mistake_structure = False
 
     def build(self, rng: np.random.Generator) -> Draft:
         function = self.subquestion_values[int(rng.integers(len(self.subquestion_values)))]
