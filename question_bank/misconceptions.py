@@ -82,6 +82,8 @@ _ENTRIES = (
                   "Targets are the inputs moved one step to the left (the next token), not the previous token."),
     Misconception("targets-equal-inputs", "Targets equal to the inputs",
                   "Without the shift by one the model is trained to copy its input."),
+    Misconception("shift-too-far", "Targets shifted too far",
+                  "Each target is the token right after its input: the inputs moved one step, not two."),
     Misconception("missing-1-over-n", "Forgetting the 1/N of the mean",
                   "The loss is a mean over N positions, so each position's gradient carries a factor 1/N."),
     Misconception("divide-by-vocab", "Averaging over the vocabulary",
