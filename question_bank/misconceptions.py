@@ -301,6 +301,9 @@ _ENTRIES = (
                   "Each generated token is appended to the input before the next step."),
     Misconception("target-leak", "The target fed as input",
                   "A position must not receive the token it is asked to predict."),
+    Misconception("another-position", "Another position's pair",
+                  "Position t reads token t of the input row (position 0 holds the start token) and is scored "
+                  "on the token after it; a miscounted position gives a neighbour's input and target."),
     Misconception("training-is-sequential", "Training runs position by position",
                   "With teacher forcing and a causal mask, all positions are scored in one parallel pass."),
     # --- statements from the course's list of dangerous misconceptions ---

@@ -87,6 +87,42 @@ def pair_bigram(variant: dict[str, Any]) -> list[float]:
     return _uniform_over_best([float(p in bigrams) for p in _pairs(variant)])
 
 
+def pair_chain_middle(variant: dict[str, Any]) -> list[float]:
+    """The pair whose input is another pair's target and whose target is another's input: linked both ways."""
+    pairs = _pairs(variant)
+    return _uniform_over_best([float(any(q[1] == p[0] for q in pairs if q != p) + any(q[0] == p[1] for q in pairs if q != p))
+                               for p in pairs])
+
+
+def _sequences(variant: dict[str, Any]) -> list[tuple[str, ...]]:
+    return [tuple(choice["value"]) for choice in variant["choices"]]
+
+
+def _one_edit(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    if a == b:
+        return False
+    if abs(len(a) - len(b)) == 1:
+        return a[:len(b)] == b or b[:len(a)] == a
+    return len(a) == len(b) and sum(x != y for x, y in zip(a, b)) == 1
+
+
+def sequence_hub(variant: dict[str, Any]) -> list[float]:
+    """The sequence one edit (a token appended, dropped or swapped) from the most others."""
+    seqs = _sequences(variant)
+    return _uniform_over_best([float(sum(_one_edit(a, b) for b in seqs)) for a in seqs])
+
+
+def sequence_length_and_content(variant: dict[str, Any]) -> list[float]:
+    """The sequence sharing its length with one choice and its content (a prefix) with another."""
+    seqs = _sequences(variant)
+
+    def score(a: tuple[str, ...]) -> float:
+        same_length = sum(1 for b in seqs if b != a and len(b) == len(a))
+        nested = sum(1 for b in seqs if b != a and (a[:len(b)] == b or b[:len(a)] == a))
+        return min(same_length, 1) + min(nested, 1) + 0.1 * (same_length + nested)
+    return _uniform_over_best([score(a) for a in seqs])
+
+
 def _hit_rate(family: str, mode: str | None, rule: Rule) -> tuple[float, int]:
     shares = []
     seed = 0
@@ -106,6 +142,10 @@ def _hit_rate(family: str, mode: str | None, rule: Rule) -> tuple[float, int]:
     pytest.param("next-token-targets", None, window_furthest_on, id="next-token-targets-furthest-on"),
     pytest.param("teacher-forcing", "training", pair_cross, id="teacher-forcing-cross"),
     pytest.param("teacher-forcing", "training", pair_bigram, id="teacher-forcing-bigram"),
+    pytest.param("teacher-forcing", "training", pair_chain_middle, id="teacher-forcing-chain-middle"),
+    pytest.param("teacher-forcing", "generation", sequence_hub, id="teacher-forcing-sequence-hub"),
+    pytest.param("teacher-forcing", "generation", sequence_length_and_content,
+                 id="teacher-forcing-length-and-content"),
 ])
 def test_the_key_is_not_the_centre_of_its_distractors(family, mode, rule):
     rate, n = _hit_rate(family, mode, rule)
