@@ -82,6 +82,8 @@ _ENTRIES = (
                   "Targets are the inputs moved one step to the left (the next token), not the previous token."),
     Misconception("targets-equal-inputs", "Targets equal to the inputs",
                   "Without the shift by one the model is trained to copy its input."),
+    Misconception("shift-too-far", "Targets shifted too far",
+                  "Each target is the token right after its input: the inputs moved one step, not two."),
     Misconception("missing-1-over-n", "Forgetting the 1/N of the mean",
                   "The loss is a mean over N positions, so each position's gradient carries a factor 1/N."),
     Misconception("divide-by-vocab", "Averaging over the vocabulary",
@@ -299,6 +301,9 @@ _ENTRIES = (
                   "Each generated token is appended to the input before the next step."),
     Misconception("target-leak", "The target fed as input",
                   "A position must not receive the token it is asked to predict."),
+    Misconception("another-position", "Another position's pair",
+                  "Position t reads token t of the input row (position 0 holds the start token) and is scored "
+                  "on the token after it; a miscounted position gives a neighbour's input and target."),
     Misconception("training-is-sequential", "Training runs position by position",
                   "With teacher forcing and a causal mask, all positions are scored in one parallel pass."),
     # --- statements from the course's list of dangerous misconceptions ---

@@ -7,7 +7,8 @@ import numpy as np
 
 from question_bank.choices import numeric_options
 from question_bank.families._common import WORDS, check_equal, correct_choices, word_run
-from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
+from question_bank.errors import Redraw
+from question_bank.mistakes import mistake_formula, register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Answer, Draft, Option
 
@@ -31,6 +32,17 @@ def _other_word(rng: np.random.Generator, avoid: str) -> str:
             return word
 
 
+
+def _wrong_word_as_long(rng: np.random.Generator, avoid: str) -> str:
+    """A corpus word different from ``avoid`` and as long, where the corpus has one (a wrong generated token).
+
+    A generated token prints where the reference token would; of two sequences that differ only there,
+    the longer text would otherwise be the one with the longer words, whichever is the key.
+    """
+    alike = [word for word in WORDS if len(word) == len(avoid) and word != avoid]
+    return alike[int(rng.integers(len(alike)))] if alike else _other_word(rng, avoid)
+
+
 #: Every wrong value this family knows. Training: ``t`` the position, ``x`` the inputs,
 #: ``predicted`` the model's argmax; generation: ``prompt`` and ``generated`` so far.
 MISTAKES = register_mistakes("teacher-forcing", [
@@ -51,6 +63,14 @@ MISTAKES = register_mistakes("teacher-forcing", [
     ("generation/next-reference-fed", "target-leak", "prompt + generated + reference[k]",
      lambda f: f["prompt"] + f["generated"] + [f["tokens"][f["prompt_length"] + len(f["generated"])]],
      "The next reference token is what would be predicted; it is not available as input."),
+    ("generation/newest-not-fed", "generation-ignores-own-output", "prompt + generated[:k-1]",
+     lambda f: f["prompt"] + f["generated"][:-1],
+     "The newest generated token is appended to the input before the next step, like every one before it."),
+    ("generation/reference-then-newest", "generation-uses-ground-truth", "prompt + reference[:k-1] + generated[k-1]",
+     lambda f: f["prompt"] + f["tokens"][f["prompt_length"]:f["prompt_length"] + len(f["generated"]) - 1]
+     + f["generated"][-1:],
+     "The earlier generated tokens are swapped for the reference; at generation there is no reference text, so "
+     "every input after the prompt is the model's own output."),
 ])
 
 # Two mistakes at once: with one-mistake distractors only, the key shares its input with one
@@ -64,13 +84,63 @@ register_double_mistakes("teacher-forcing", MISTAKES, [
      lambda f: f["prompt"] + f["tokens"][f["prompt_length"]:f["prompt_length"] + len(f["generated"]) + 1]),
     ("generation/prompt-only", "generation/next-reference-fed", "prompt + reference[k]",
      lambda f: f["prompt"] + [f["tokens"][f["prompt_length"] + len(f["generated"])]]),
+    ("generation/reference-fed", "generation/newest-not-fed", "prompt + reference[:k-1]",
+     lambda f: f["prompt"] + f["tokens"][f["prompt_length"]:f["prompt_length"] + len(f["generated"]) - 1]),
 ])
+
+#: How far from the asked position a miscounted position lies, and the words for it in feedback.
+_NEIGHBOURS = {-3: "three before", -2: "two before", -1: "one before", 1: "one after", 2: "two after",
+               3: "three after"}
+
+
+def _position_pair(d: int) -> Callable[[dict[str, Any]], list[str]]:
+    """The (input, target) pair of position t+d."""
+    return lambda f: [f["inputs"][f["position"] + d], f["tokens"][f["position"] + d]]
+
+
+# Another position's (input, target): a real indexing slip, and, like the key, two neighbouring words
+# of the sentence. Every other training mistake pairs words the sentence never puts side by side
+# (a word with itself, a prediction before a word), so a reader who knows the language picks the one
+# natural pair; shown beside three neighbours' pairs the key is one of four.
+register_mistakes("teacher-forcing", [
+    (f"training/position{d:+d}", "another-position", f"(x[t{d:+d}], w[t{d:+d}])", _position_pair(d),
+     f"That is the pair of the position {words} ({{position}}{d:+d}); position {{position}} reads token "
+     "{position} of the input row, `<s>` at position 0, and is scored on the token after it.")
+    for d, words in _NEIGHBOURS.items()
+])
+
+#: The positions shown: four neighbours in a row, the asked one at each place alike. A reader who
+#: lines the pairs up sees one chain of four (each target the next pair's input) every time, so no
+#: place in it (an end, the middle, the pair linked to both sides) is the key's more than one time in four.
+CHAIN = 4
+
+
+#: The choice sets of generation, as the mistakes shown beside the key, and how often each is drawn.
+#: Each is a square in mistake space, {key, m1(key), m2(key), m1(m2(key))}: m1 feeds the reference
+#: instead of the generated tokens (all of them, or all but the newest), m2 is one token more (the next
+#: reference token leaked) or one fewer (the newest generated token not fed back). Every choice is one
+#: token from one other and shares its length with one other, so no choice is the centre. The key is
+#: the short corner of the first square and the long corner of the other two, drawn as often, so the
+#: longest and the shortest text are the key one time in four.
+SQUARES: tuple[tuple[float, tuple[str, ...]], ...] = (
+    (0.5, ("generation/next-reference-fed", "generation/reference-fed",
+           "generation/reference-fed+next-reference-fed")),
+    (0.25, ("generation/newest-not-fed", "generation/reference-fed", "generation/reference-fed+newest-not-fed")),
+    (0.25, ("generation/newest-not-fed", "generation/reference-then-newest",
+            "generation/reference-fed+newest-not-fed")),
+)
+
+
+#: Tokens generated so far. Three, so that the two squares look alike: with two, the second square's
+#: short sequences (prompt + one generated token, prompt + one reference token) differ in one token
+#: while the first square's differ in none that way, and the key's corner could be told by that.
+GENERATED = 3
 
 
 @register_family
 class TeacherForcing(Family):
     name = "teacher-forcing"
-    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 7  # v7: the key is no longer the centre of its choices: training shows four neighbouring positions' pairs, generation a square of mistakes
     title = "Teacher forcing and generation"
     summary = "What the model reads at a position in teacher-forced training, or at a step of generation."
     tags = ("training", "decoding", "alignment")
@@ -78,14 +148,14 @@ class TeacherForcing(Family):
     subquestion_values = ("training", "generation")
 
     def build(self, rng: np.random.Generator) -> Draft:
-        words = word_run(rng, int(rng.integers(5, 9)))
         if rng.random() < 0.5:
-            return self._training(rng, words)
-        return self._generation(rng, words)
+            return self._training(rng, word_run(rng, int(rng.integers(5, 9))))
+        return self._generation(rng, word_run(rng, int(rng.integers(GENERATED + 3, 9))))
 
     def _training(self, rng: np.random.Generator, words: list[str]) -> Draft:
         n = len(words)
-        t = int(rng.integers(1, n))                       # a position with a real previous token
+        first = int(rng.integers(1, n - CHAIN + 1))       # the chain of shown positions, each with a real input
+        t = first + int(rng.integers(CHAIN))              # the asked position, at a random place in it
         inputs = [START] + words[:-1]                     # x
         # The model's argmax prediction at each position; wrong at t-1 so the trap is visible.
         predicted = [w if rng.random() < 0.5 else _other_word(rng, w) for w in words]
@@ -94,7 +164,11 @@ class TeacherForcing(Family):
         correct_value = [inputs[t], words[t]]                # (input, target) of position t
         parameters = {"mode": "training", "tokens": words, "predicted": predicted, "position": t}
         wrong = self._wrong(parameters, text)
-        options = numeric_options(rng, correct_value, text(correct_value), wrong,
+        shown = {f"teacher-forcing/training/position{j - t:+d}" for j in range(first, first + CHAIN) if j != t}
+        drawn = [option for option in wrong if option.formula in shown]
+        if len({tuple(correct_value), *(tuple(option.value) for option in drawn)}) < CHAIN:
+            raise Redraw("two positions hold the same pair of words")
+        options = numeric_options(rng, correct_value, text(correct_value), drawn,
                                   "Correct: observed input, next observed token as target.")
         stem = (f"A GPT is trained with teacher forcing on the sequence {_code([START] + words)}. In one "
                 f"forward pass its argmax predictions at positions 0..{n - 1} were {_code(predicted)}. "
@@ -109,14 +183,17 @@ class TeacherForcing(Family):
 
     def _generation(self, rng: np.random.Generator, words: list[str]) -> Draft:
         n = len(words)
-        p = int(rng.integers(2, n - 2))                   # prompt length; leaves >= 2 reference tokens
-        k = int(rng.integers(1, min(3, n - p - 1) + 1))   # tokens generated so far
+        p = int(rng.integers(2, n - GENERATED))           # prompt length; leaves k + 1 reference tokens
+        k = GENERATED                                     # tokens generated so far
         prompt = [START] + words[:p]
-        generated = [_other_word(rng, w) for w in words[p:p + k]]
+        generated = [_wrong_word_as_long(rng, w) for w in words[p:p + k]]
         correct_value = prompt + generated
         parameters = {"mode": "generation", "tokens": words, "prompt_length": p, "generated": generated}
         wrong = self._wrong(parameters, _code)
-        options = numeric_options(rng, correct_value, _code(correct_value), wrong,
+        square = SQUARES[int(rng.choice(len(SQUARES), p=[weight for weight, _ in SQUARES]))][1]
+        shown = {f"teacher-forcing/{name}" for name in square}
+        drawn = [option for option in wrong if option.formula in shown]
+        options = numeric_options(rng, correct_value, _code(correct_value), drawn,
                                   "Correct: the prompt followed by everything generated so far.")
         stem = (f"A trained GPT generates from the prompt {_code(prompt)}. The reference text "
                 f"continues {_code(words[p:])}, but greedy decoding has produced {_code(generated)} so far. "
@@ -130,7 +207,12 @@ class TeacherForcing(Family):
 
     def _wrong(self, parameters: dict[str, Any], render: Callable[[Any], str]) -> list[Option]:
         names = [k for k in MISTAKES if k.startswith(parameters["mode"] + "/")]
-        return wrong_options(MISTAKES, names, self.facts(parameters), render)
+        options = wrong_options(MISTAKES, names, self.facts(parameters), render)
+        if parameters["mode"] == "training":
+            t, n = parameters["position"], len(parameters["tokens"])
+            options += [mistake_formula(f"teacher-forcing/training/position{d:+d}").option(
+                self.facts(parameters), render) for d in _NEIGHBOURS if 1 <= t + d < n]
+        return options
 
     def facts(self, parameters: dict[str, Any]) -> dict[str, Any]:
         """The inputs of teacher forcing, or the prompt of generation."""
