@@ -28,6 +28,7 @@ from question_bank.cues import (
     CLOSE_RTOL,
     EXACT_RTOL,
     LINK_RTOL,
+    Paths,
     choice_number,
     completes,
     likeness,
@@ -233,8 +234,9 @@ def place_table(scores: np.ndarray, strict: bool = False) -> np.ndarray:
 FIT_ROUNDS = 100
 
 
-#: Which mistakes each pool option carries (see :func:`question_bank.cues.mistake_parts`), or None.
-Parts = Sequence[frozenset[str] | None] | None
+#: Per pool option, the sets of mistakes that reach it (see :func:`question_bank.cues.structure_links`),
+#: or None where unknown.
+Parts = Sequence[Paths | None] | None
 
 
 def balanced_subset(rng: np.random.Generator, key_text: str, pool_texts: Sequence[str],
@@ -289,7 +291,7 @@ def fit_problem(key_text: str, pool_texts: Sequence[str], allowed: Sequence[Sequ
             orders.append((table, place_target(reached, PLAYED_PLACES[order])))
     if parts is not None and all(p is not None for p in parts):
         # the mistake hub: how many choices are one mistake from each (the key carries none)
-        links = structure_links([frozenset(), *(p for p in parts if p is not None)])
+        links = structure_links([(frozenset(),), *(p for p in parts if p is not None)])
         degrees = links[members[:, :, None], members[:, None, :]].sum(axis=2).astype(float)
         table = place_table(degrees)
         reached = table.sum(axis=0) > 0

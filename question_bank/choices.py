@@ -17,7 +17,7 @@ from autograder.runtime.tolerances import QUESTION_ATOL, QUESTION_DISTRACTOR_GAP
 from question_bank import formatting as fmt
 from question_bank.answers import is_number
 from question_bank.choice_balance import MAX_POOL, balanced_subset, candidate_sets
-from question_bank.cues import mistake_parts
+from question_bank.cues import Paths, mistake_parts
 from question_bank.errors import Redraw
 from question_bank.variant import Option
 
@@ -76,9 +76,22 @@ def pick_distractors(
     if not sets:
         kept = _separated_run(pool, k)
         raise Redraw(f"only {len(kept)} distinct distractors for answer {answer_value!r}")
-    parts = [mistake_parts(option.formula) for option in pool] if structure else None
+    parts = _paths(pool, candidates) if structure else None
     chosen = balanced_subset(rng, key_text, [option.text for option in pool], sets, parts)
     return [pool[i] for i in chosen]
+
+
+def _paths(pool: Sequence[Option], candidates: Sequence[Option]) -> list[Paths | None]:
+    """Per pool option, the mistakes of every candidate printed as it is (one way of reaching it each);
+    None where one of them has no formula."""
+    reached: dict[str, list[frozenset[str] | None]] = {}
+    for option in candidates:
+        reached.setdefault(option.text, []).append(mistake_parts(option.formula))
+    paths: list[Paths | None] = []
+    for option in pool:
+        ways = reached[option.text]
+        paths.append(None if any(w is None for w in ways) else tuple(w for w in ways if w is not None))
+    return paths
 
 
 def _apart(a: Option, b: Option) -> bool:

@@ -401,18 +401,24 @@ def mistake_parts(formula: str | None) -> frozenset[str] | None:
     return frozenset(part.rsplit("/", 1)[-1] for part in name.split("+"))
 
 
-def structure_links(parts: Sequence[frozenset[str]]) -> np.ndarray:
-    """Which choices are one mistake apart, (n, n) booleans: their mistake sets differ by exactly one
-    mistake (the key carries none). This is every one-slip relation there is between the choices,
-    whether or not its arithmetic shows in the printed values: the reader who spots them all."""
-    n = len(parts)
+#: The ways one printed choice is reached: one set of mistakes per formula that prints it (a value two
+#: different pairs of mistakes both give is one mistake from the singles of either pair).
+Paths = tuple[frozenset[str], ...]
+
+
+def structure_links(paths: Sequence[Paths]) -> np.ndarray:
+    """Which choices are one mistake apart, (n, n) booleans: some way of reaching one differs from some
+    way of reaching the other by exactly one mistake (the key is reached with none). This is every
+    one-slip relation there is between the choices, whether or not its arithmetic shows in the
+    printed values: the reader who spots them all."""
+    n = len(paths)
     links = np.zeros((n, n), dtype=bool)
     for i, j in itertools.combinations(range(n), 2):
-        links[i, j] = links[j, i] = len(parts[i] ^ parts[j]) == 1
+        links[i, j] = links[j, i] = any(len(a ^ b) == 1 for a in paths[i] for b in paths[j])
     return links
 
 
-def structure_hub_player(texts: Sequence[str], parts: Sequence[frozenset[str] | None]) -> Pick:
+def structure_hub_player(texts: Sequence[str], paths: Sequence[Paths | None]) -> Pick:
     """Pick the choice one mistake away from the most others (:func:`structure_links`).
 
     When the distractors are the key with one mistake each, the key is linked to all of them and
@@ -420,19 +426,26 @@ def structure_hub_player(texts: Sequence[str], parts: Sequence[frozenset[str] | 
     alone and together), gives other choices as many links. Abstains where a choice's mistakes are
     unknown (a fixed choice of a conceptual family).
     """
-    if any(p is None for p in parts):
+    known = [p for p in paths if p is not None]
+    if len(known) < len(paths):
         return [0.0] * len(texts)
-    degrees = structure_links([p for p in parts if p is not None]).sum(axis=1)
+    degrees = structure_links(known).sum(axis=1)
     if degrees.max() == 0:
         return [0.0] * len(texts)
     return _argbest(texts, [float(d) for d in degrees])
 
 
-def choice_parts(variant: dict[str, Any]) -> list[frozenset[str] | None]:
-    """Each rendered choice's mistakes: none for a correct choice, those of the variant's known mistake
-    printed as the choice is, else ``None`` (unknown)."""
-    formulas = {m.get("text"): m.get("formula") for m in variant.get("mistakes") or []}
-    return [frozenset() if c["correct"] else mistake_parts(formulas.get(c["text"])) for c in variant["choices"]]
+def choice_parts(variant: dict[str, Any]) -> list[Paths | None]:
+    """Each rendered choice's ways of being reached: none for a correct choice, one per known mistake
+    of the variant printed as the choice is, ``None`` where no known mistake prints it (unknown)."""
+    formulas: dict[str, list[frozenset[str]]] = {}
+    for mistake in variant.get("mistakes") or []:
+        for formula in [mistake.get("formula"), *mistake.get("also", [])]:
+            parts = mistake_parts(formula)
+            if parts is not None:
+                formulas.setdefault(mistake.get("text"), []).append(parts)
+    return [(frozenset(),) if c["correct"] else (tuple(formulas[c["text"]]) if c["text"] in formulas else None)
+            for c in variant["choices"]]
 
 
 def _mistake_structure(variant: dict[str, Any]) -> bool:
@@ -444,7 +457,7 @@ def _mistake_structure(variant: dict[str, Any]) -> bool:
 
 #: Players that also read which mistakes each choice carries (the variant's own record of them):
 #: a model of a reader who spots every one-slip relation, not only those the printed values show.
-STRUCTURE_PLAYERS: dict[str, Callable[[Sequence[str], Sequence[frozenset[str] | None]], Pick]] = {
+STRUCTURE_PLAYERS: dict[str, Callable[[Sequence[str], Sequence[Paths | None]], Pick]] = {
     "mistake-hub": structure_hub_player,
 }
 
@@ -562,5 +575,5 @@ def cue_table(tallies: dict[str, CueTally]) -> str:
 
 
 __all__ = ["CUE_MARGIN", "CUE_MIN_APPLIED", "CUE_Z", "CueTally", "PLAYERS", "PlayerScore", "STRUCTURE_PLAYERS",
-           "choice_parts", "mistake_parts", "structure_links",
+           "Paths", "choice_parts", "mistake_parts", "structure_links",
            "choice_number", "cue_table", "excess_over_chance", "least_cued", "plain"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -133,7 +133,8 @@ def assemble(fam: Family, seed: int, draft: Draft, rng: np.random.Generator) -> 
         "stem": draft.stem,
         "answer": record,
         "choices": choices,
-        "mistakes": [_mistake_record(option) for option in known_mistakes(_reference_value(draft), draft.mistakes)],
+        "mistakes": [_mistake_record(option, draft.mistakes)
+                     for option in known_mistakes(_reference_value(draft), draft.mistakes)],
         "solution": draft.solution,
     }))
 
@@ -160,10 +161,16 @@ def _reference_value(draft: Draft) -> Any:
     return correct[0] if len(correct) == 1 else None
 
 
-def _mistake_record(option: Option) -> dict[str, Any]:
-    """One known mistake as the variant stores it."""
-    return {"formula": option.formula, "value": option.value, "text": option.text,
-            "misconception": _ref(option.misconception), "feedback": option.feedback}
+def _mistake_record(option: Option, candidates: Sequence[Option]) -> dict[str, Any]:
+    """One known mistake as the variant stores it; ``also`` lists the other formulas that print the same
+    text (two pairs of mistakes can give one value), so a reader's one-mistake links are all on record."""
+    record = {"formula": option.formula, "value": option.value, "text": option.text,
+              "misconception": _ref(option.misconception), "feedback": option.feedback}
+    also = [other.formula for other in candidates
+            if other.formula and other.formula != option.formula and other.text == option.text]
+    if also:
+        record["also"] = also
+    return record
 
 
 def _ref(misconception_id: str) -> dict[str, str]:

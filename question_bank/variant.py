@@ -30,7 +30,7 @@ with this layout (schema 2)::
       "mistakes": [                              # every known wrong value, drawn or not
         {"formula": "perplexity-from-probs/total-nll", "value": 6.463..., "text": "$6.463$",
          "misconception": {"id": "sum-vs-mean", "name": "..."}, "feedback": "..."}
-      ],
+      ],                                         # (+ "also": [formulas printing the same text])
       "solution": "Markdown worked solution"
     }
 

@@ -251,12 +251,21 @@ def test_the_draw_keeps_the_key_off_the_mistake_hub_where_the_pool_allows():
     def key_on_hub(weights):
         share = 0.0
         for weight, chosen in zip(weights, sets):
-            degrees = structure_links([frozenset(), *(parts[i] for i in chosen)]).sum(axis=1)
+            degrees = structure_links([(frozenset(),), *((parts[i],) for i in chosen)]).sum(axis=1)
             top = np.flatnonzero(degrees == degrees.max())
             share += weight * (0 in top) / len(top)
         return share
 
     blind = key_on_hub(fitted_weights("$50$", pool, sets))
-    seeing = key_on_hub(fitted_weights("$50$", pool, sets, parts))
+    seeing = key_on_hub(fitted_weights("$50$", pool, sets, [(p,) for p in parts]))
     # chance is a quarter; a uniform draw of these sets gives 0.43, a draw blind to the mistakes 0.31
     assert seeing < blind - 0.03 and seeing < 0.25 + 0.02
+
+
+def test_a_choice_two_pairs_of_mistakes_reach_is_one_mistake_from_the_singles_of_both():
+    from question_bank.cues import structure_links
+    key, a, b = (frozenset(),), (frozenset({"a"}),), (frozenset({"b"}),)
+    both_ways = (frozenset({"a", "c"}), frozenset({"b", "c"}))
+    links = structure_links([key, a, b, both_ways])
+    assert links[1, 3] and links[2, 3] and not links[0, 3]
+    assert not structure_links([key, a, b, (frozenset({"a", "c"}),)])[2, 3]

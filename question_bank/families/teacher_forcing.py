@@ -86,6 +86,10 @@ register_double_mistakes("teacher-forcing", MISTAKES, [
      lambda f: f["prompt"] + [f["tokens"][f["prompt_length"] + len(f["generated"])]]),
     ("generation/reference-fed", "generation/newest-not-fed", "prompt + reference[:k-1]",
      lambda f: f["prompt"] + f["tokens"][f["prompt_length"]:f["prompt_length"] + len(f["generated"]) - 1]),
+    # the same sequence reached from the other corner of the third square: the earlier generated tokens
+    # swapped for the reference, and the newest not fed back (one mistake from each of those two)
+    ("generation/reference-then-newest", "generation/newest-not-fed", "prompt + reference[:k-1]",
+     lambda f: f["prompt"] + f["tokens"][f["prompt_length"]:f["prompt_length"] + len(f["generated"]) - 1]),
 ])
 
 #: How far from the asked position a miscounted position lies, and the words for it in feedback.
@@ -102,8 +106,16 @@ def _position_pair(d: int) -> Callable[[dict[str, Any]], list[str]]:
 # of the sentence. Every other training mistake pairs words the sentence never puts side by side
 # (a word with itself, a prediction before a word), so a reader who knows the language picks the one
 # natural pair; shown beside three neighbours' pairs the key is one of four.
+def _position_name(d: int) -> str:
+    """The formula name of position t+d's pair: one step per position counted wrong, so the pair two
+    positions after is one step from the pair one after (``after1+after2``), as a reader lining the
+    pairs up sees it (:func:`question_bank.cues.structure_links`)."""
+    side = "after" if d > 0 else "before"
+    return "training/" + "+".join(f"{side}{k}" for k in range(1, abs(d) + 1))
+
+
 register_mistakes("teacher-forcing", [
-    (f"training/position{d:+d}", "another-position", f"(x[t{d:+d}], w[t{d:+d}])", _position_pair(d),
+    (_position_name(d), "another-position", f"(x[t{d:+d}], w[t{d:+d}])", _position_pair(d),
      f"That is the pair of the position {words} ({{position}}{d:+d}); position {{position}} reads token "
      "{position} of the input row, `<s>` at position 0, and is scored on the token after it.")
     for d, words in _NEIGHBOURS.items()
@@ -140,7 +152,7 @@ GENERATED = 3
 @register_family
 class TeacherForcing(Family):
     name = "teacher-forcing"
-    version = 7  # v7: the key is no longer the centre of its choices: training shows four neighbouring positions' pairs, generation a square of mistakes
+    version = 8  # v8: a miscounted position is one step per position from its neighbour (the mistake hub reads the chain), and the third square's far corner is reached from both its sides; v7: the key is no longer the centre of its choices: training shows four neighbouring positions' pairs, generation a square of mistakes
     title = "Teacher forcing and generation"
     summary = "What the model reads at a position in teacher-forced training, or at a step of generation."
     tags = ("training", "decoding", "alignment")
@@ -164,7 +176,7 @@ class TeacherForcing(Family):
         correct_value = [inputs[t], words[t]]                # (input, target) of position t
         parameters = {"mode": "training", "tokens": words, "predicted": predicted, "position": t}
         wrong = self._wrong(parameters, text)
-        shown = {f"teacher-forcing/training/position{j - t:+d}" for j in range(first, first + CHAIN) if j != t}
+        shown = {f"teacher-forcing/{_position_name(j - t)}" for j in range(first, first + CHAIN) if j != t}
         drawn = [option for option in wrong if option.formula in shown]
         if len({tuple(correct_value), *(tuple(option.value) for option in drawn)}) < CHAIN:
             raise Redraw("two positions hold the same pair of words")
@@ -210,7 +222,7 @@ class TeacherForcing(Family):
         options = wrong_options(MISTAKES, names, self.facts(parameters), render)
         if parameters["mode"] == "training":
             t, n = parameters["position"], len(parameters["tokens"])
-            options += [mistake_formula(f"teacher-forcing/training/position{d:+d}").option(
+            options += [mistake_formula(f"teacher-forcing/{_position_name(d)}").option(
                 self.facts(parameters), render) for d in _NEIGHBOURS if 1 <= t + d < n]
         return options
 
