@@ -109,6 +109,25 @@ register_double_mistakes("tied-weights", MISTAKES, [
      lambda f: [f["B"], f["C"], f["T"]]),
     ("untied_total/two-matrices", "untied_total/output-bias", "tied total + 2*V*C + V",
      lambda f: f["tied_total"] + 2 * f["V"] * f["C"] + f["V"]),
+    # Two mistakes sharing one with a single mistake, several on the same one (the output bias, the
+    # position table left out): with single mistakes only, the key is the one total a mistake away
+    # from every other, and a reader who spots the one-mistake relations found it 27 times in 37.
+    ("untied_total/output-bias", "untied_total/no-position-table", "tied total + V*C + V - T*C",
+     lambda f: f["tied_total"] + f["V"] * f["C"] + f["V"] - f["T"] * f["C"]),
+    ("untied_total/output-bias", "untied_total/one-layernorm-per-block", "tied total + V*C + V - 2*L*C",
+     lambda f: f["tied_total"] + f["V"] * f["C"] + f["V"] - 2 * f["n_layer"] * f["C"]),
+    ("untied_total/output-bias", "untied_total/head-not-added", "tied total + V",
+     lambda f: f["tied_total"] + f["V"]),
+    ("untied_total/output-bias", "untied_total/position-table-added", "tied total + (V + T)*C + V",
+     lambda f: f["tied_total"] + (f["V"] + f["T"]) * f["C"] + f["V"]),
+    ("untied_total/two-matrices", "untied_total/no-position-table", "tied total + 2*V*C - T*C",
+     lambda f: f["tied_total"] + 2 * f["V"] * f["C"] - f["T"] * f["C"]),
+    ("untied_total/two-matrices", "untied_total/one-layernorm-per-block", "tied total + 2*V*C - 2*L*C",
+     lambda f: f["tied_total"] + 2 * f["V"] * f["C"] - 2 * f["n_layer"] * f["C"]),
+    ("untied_total/no-position-table", "untied_total/one-layernorm-per-block", "tied total + V*C - T*C - 2*L*C",
+     lambda f: f["tied_total"] + f["V"] * f["C"] - f["T"] * f["C"] - 2 * f["n_layer"] * f["C"]),
+    ("untied_total/context-for-vocab", "untied_total/output-bias", "tied total + T*C + T",
+     lambda f: f["tied_total"] + f["T"] * f["C"] + f["T"]),
 ])
 
 class _RecordingProbe(ShapeProbe):
@@ -126,7 +145,7 @@ class _RecordingProbe(ShapeProbe):
 @register_family
 class TiedWeights(Family):
     name = "tied-weights"
-    version = 7  # v7: more logits shapes on both sides of the key; another complete form of a wrong expression
+    version = 8  # v8: two-mistake totals sharing a mistake with the single ones, so the key is not the mistake hub
     title = "A head tied to the token embedding"
     summary = "Tied head: the transpose of E, the logits' shape, the parameters untying adds, the expression."
     tags = ("shapes", "weight-tying", "parameters")
