@@ -87,10 +87,50 @@ register_double_mistakes("merges-vs-vocab", MISTAKES, [
      lambda f: 2 * (f["base"] + f["merges"]) * f["n_embd"]),
 ])
 
+#: Two mistakes at once that share a mistake with a single one, several on the same one (each merge
+#: counted as two tokens, the special tokens left out, the table counted twice or as rows only). With
+#: single mistakes only, the key is the one choice a mistake away from every other, and a reader who
+#: spots the one-mistake relations finds it (the vocabulary size 51 times in 60 at seed 99); a set
+#: such as {m1, m1+m2, m1+m3} makes m1 that choice, {m1, m1+m2, m3} ties it with the key.
+register_double_mistakes("merges-vs-vocab", MISTAKES, [
+    ("vocab_size/merge-adds-two", "vocab_size/no-specials", "base + 2*merges",
+     lambda f: f["base"] + 2 * f["merges"]),
+    ("vocab_size/merge-adds-two", "vocab_size/no-base", "2*merges + specials",
+     lambda f: 2 * f["merges"] + f["specials"]),
+    ("vocab_size/merge-adds-two", "vocab_size/byte-base", "256 + 2*merges + specials",
+     lambda f: 256 + 2 * f["merges"] + f["specials"]),
+    ("vocab_size/base-twice", "vocab_size/no-specials", "2*base + merges",
+     lambda f: 2 * f["base"] + f["merges"]),
+    ("vocab_size/byte-base", "vocab_size/no-specials", "256 + merges",
+     lambda f: 256 + f["merges"]),
+    ("merges_needed/merge-adds-two", "merges_needed/no-base", "(vocab - specials) // 2",
+     lambda f: (f["vocab"] - f["specials"]) // 2),
+    ("merges_needed/merge-adds-two", "merges_needed/byte-base", "(vocab - 256 - specials) // 2",
+     lambda f: (f["vocab"] - 256 - f["specials"]) // 2),
+    ("merges_needed/merge-adds-two", "merges_needed/base-twice", "(vocab - 2*base - specials) // 2",
+     lambda f: (f["vocab"] - 2 * f["base"] - f["specials"]) // 2),
+    ("merges_needed/byte-base", "merges_needed/no-specials", "vocab - 256",
+     lambda f: f["vocab"] - 256),
+    ("embedding_params/two-tables", "embedding_params/merge-adds-two", "2*(base + 2*merges + specials)*d",
+     lambda f: 2 * (f["base"] + 2 * f["merges"] + f["specials"]) * f["n_embd"]),
+    ("embedding_params/two-tables", "embedding_params/base-twice", "2*(2*base + merges + specials)*d",
+     lambda f: 2 * (2 * f["base"] + f["merges"] + f["specials"]) * f["n_embd"]),
+    ("embedding_params/two-tables", "embedding_params/byte-base", "2*(256 + merges + specials)*d",
+     lambda f: 2 * (256 + f["merges"] + f["specials"]) * f["n_embd"]),
+    ("embedding_params/rows-only", "embedding_params/no-specials", "base + merges",
+     lambda f: f["base"] + f["merges"]),
+    ("embedding_params/rows-only", "embedding_params/merge-adds-two", "base + 2*merges + specials",
+     lambda f: f["base"] + 2 * f["merges"] + f["specials"]),
+    ("embedding_params/merge-adds-two", "embedding_params/no-specials", "(base + 2*merges)*d",
+     lambda f: (f["base"] + 2 * f["merges"]) * f["n_embd"]),
+    ("embedding_params/base-twice", "embedding_params/no-specials", "(2*base + merges)*d",
+     lambda f: (2 * f["base"] + f["merges"]) * f["n_embd"]),
+])
+
 @register_family
 class MergesVsVocab(Family):
     name = "merges-vs-vocab"
-    version = 6  # v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 7  # v7: two-mistake counts sharing a mistake with the single ones, so the key is not the mistake hub
     title = "BPE merges and vocabulary size"
     summary = "Relate BPE merges, base alphabet and special tokens to vocabulary size and embedding parameters."
     tags = ("tokenization", "parameters")

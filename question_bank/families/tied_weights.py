@@ -102,6 +102,14 @@ register_double_mistakes("tied-weights", MISTAKES, [
     ("logits_shape/flattened", "logits_shape/keeps-width-and-vocab", "(B*T, C, V)",
      lambda f: [f["B"] * f["T"], f["C"], f["V"]]),
     ("logits_shape/last-position", "logits_shape/context-for-vocab", "(B, T)", lambda f: [f["B"], f["T"]]),
+    ("logits_shape/flattened", "logits_shape/one-position-short", "(B*(T-1), V)",
+     lambda f: [f["B"] * (f["T"] - 1), f["V"]]),
+    ("logits_shape/flattened", "logits_shape/one-position-more", "(B*(T+1), V)",
+     lambda f: [f["B"] * (f["T"] + 1), f["V"]]),
+    ("logits_shape/keeps-width-and-vocab", "logits_shape/one-position-short", "(B, T-1, C, V)",
+     lambda f: [f["B"], f["T"] - 1, f["C"], f["V"]]),
+    ("logits_shape/keeps-width-and-vocab", "logits_shape/one-position-more", "(B, T+1, C, V)",
+     lambda f: [f["B"], f["T"] + 1, f["C"], f["V"]]),
     ("right_operand/untransposed", "right_operand/context-for-vocab", "(T, C)", lambda f: [f["T"], f["C"]]),
     ("right_operand/batch-axis", "right_operand/untransposed", "(B, V, C)",
      lambda f: [f["B"], f["V"], f["C"]]),
@@ -109,6 +117,21 @@ register_double_mistakes("tied-weights", MISTAKES, [
      lambda f: [f["B"], f["C"], f["T"]]),
     ("untied_total/two-matrices", "untied_total/output-bias", "tied total + 2*V*C + V",
      lambda f: f["tied_total"] + 2 * f["V"] * f["C"] + f["V"]),
+    # Two mistakes sharing one with a single mistake, several on the same one (the output bias, the
+    # position table left out): with single mistakes only, the key is the one total a mistake away
+    # from every other, and a reader who spots the one-mistake relations found it 27 times in 37.
+    ("untied_total/head-not-added", "untied_total/output-bias", "tied total + V",
+     lambda f: f["tied_total"] + f["V"]),
+    ("untied_total/output-bias", "untied_total/position-table-added", "tied total + (V + T)*C + V",
+     lambda f: f["tied_total"] + (f["V"] + f["T"]) * f["C"] + f["V"]),
+    ("untied_total/two-matrices", "untied_total/no-position-table", "tied total + 2*V*C - T*C",
+     lambda f: f["tied_total"] + 2 * f["V"] * f["C"] - f["T"] * f["C"]),
+    ("untied_total/two-matrices", "untied_total/one-layernorm-per-block", "tied total + 2*V*C - 2*L*C",
+     lambda f: f["tied_total"] + 2 * f["V"] * f["C"] - 2 * f["n_layer"] * f["C"]),
+    ("untied_total/no-position-table", "untied_total/one-layernorm-per-block", "tied total + V*C - T*C - 2*L*C",
+     lambda f: f["tied_total"] + f["V"] * f["C"] - f["T"] * f["C"] - 2 * f["n_layer"] * f["C"]),
+    ("untied_total/context-for-vocab", "untied_total/output-bias", "tied total + T*C + T",
+     lambda f: f["tied_total"] + f["T"] * f["C"] + f["T"]),
 ])
 
 class _RecordingProbe(ShapeProbe):
@@ -126,7 +149,7 @@ class _RecordingProbe(ShapeProbe):
 @register_family
 class TiedWeights(Family):
     name = "tied-weights"
-    version = 7  # v7: more logits shapes on both sides of the key; another complete form of a wrong expression
+    version = 8  # v8: two-mistake totals sharing a mistake with the single ones, so the key is not the mistake hub
     title = "A head tied to the token embedding"
     summary = "Tied head: the transpose of E, the logits' shape, the parameters untying adds, the expression."
     tags = ("shapes", "weight-tying", "parameters")
