@@ -48,6 +48,7 @@ def pick_distractors(
     k: int = N_DISTRACTORS,
     answer_text: str | None = None,
     structure: bool = True,
+    ways: Sequence[Option] | None = None,
 ) -> list[Option]:
     """Choose ``k`` wrong options, varied by ``rng``, all clearly distinct, that do not point at the key.
 
@@ -60,7 +61,9 @@ def pick_distractors(
     wherever the family's mistakes make that possible. With ``structure``, the
     mistakes each option carries (its formula) are fitted too, so the key is
     not the choice one mistake from the most others (the mistake hub); pass
-    False where options name mistakes rather than apply them. The pool is shuffled
+    False where options name mistakes rather than apply them. ``ways`` (default
+    ``candidates``) are every mistake the family computed, so a value two
+    formulas give is reached both ways. The pool is shuffled
     (and cut to :data:`~question_bank.choice_balance.MAX_POOL`) first, so ties
     are broken at random.
 
@@ -76,7 +79,7 @@ def pick_distractors(
     if not sets:
         kept = _separated_run(pool, k)
         raise Redraw(f"only {len(kept)} distinct distractors for answer {answer_value!r}")
-    parts = _paths(pool, candidates) if structure else None
+    parts = _paths(pool, ways if ways is not None else candidates) if structure else None
     chosen = balanced_subset(rng, key_text, [option.text for option in pool], sets, parts)
     return [pool[i] for i in chosen]
 
@@ -89,7 +92,7 @@ def _paths(pool: Sequence[Option], candidates: Sequence[Option]) -> list[Paths |
         reached.setdefault(option.text, []).append(mistake_parts(option.formula))
     paths: list[Paths | None] = []
     for option in pool:
-        ways = reached[option.text]
+        ways = reached.get(option.text, [mistake_parts(option.formula)])
         paths.append(None if any(w is None for w in ways) else tuple(w for w in ways if w is not None))
     return paths
 
@@ -194,7 +197,7 @@ def numeric_options(
     """
     correct = Option(value=answer_value, text=answer_text, correct=True, feedback=correct_feedback)
     return signs_only_where_negative([correct, *pick_distractors(rng, answer_value, known_mistakes(
-        answer_value, candidates), answer_text=answer_text, structure=structure)])
+        answer_value, candidates), answer_text=answer_text, structure=structure, ways=candidates)])
 
 
 def signs_only_where_negative(options: Sequence[Option]) -> list[Option]:

@@ -127,10 +127,19 @@ register_double_mistakes("merges-vs-vocab", MISTAKES, [
      lambda f: (2 * f["base"] + f["merges"]) * f["n_embd"]),
 ])
 
+#: The merges counted as the vocabulary (or the vocabulary as the merges) is also both the base alphabet
+#: and the special tokens left out: one value, reached by one mistake or by those two. Declared after
+#: the single mistake, so the single names the value; the variant records the second way beside it,
+#: and a reader sees it one mistake from each of the two singles.
+register_double_mistakes("merges-vs-vocab", MISTAKES, [
+    ("vocab_size/no-base", "vocab_size/no-specials", "merges", lambda f: f["merges"]),
+    ("merges_needed/no-base", "merges_needed/no-specials", "vocab", lambda f: f["vocab"]),
+])
+
 @register_family
 class MergesVsVocab(Family):
     name = "merges-vs-vocab"
-    version = 7  # v7: two-mistake counts sharing a mistake with the single ones, so the key is not the mistake hub
+    version = 8  # v8: the merges as the vocabulary (and back) is also reached by leaving out both the base and the specials; v7: two-mistake counts sharing a mistake with the single ones, so the key is not the mistake hub
     title = "BPE merges and vocabulary size"
     summary = "Relate BPE merges, base alphabet and special tokens to vocabulary size and embedding parameters."
     tags = ("tokenization", "parameters")
