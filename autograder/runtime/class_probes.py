@@ -13,7 +13,9 @@ matches the reference, or a short digest of the outputs.
 A digest ignores round-off: arrays are reduced to their shape, dtype, size of values and a few
 random projections, each rounded (see ``output_digest``), so two students who compute the same
 thing in other styles (``np.mean`` or a sum over ``N``, float32 inside) get the same digest, while
-two different mistakes almost surely do not. Round-off is all it can ignore: where an intermediate
+two different mistakes almost surely do not. A number's kind enters where the hidden tests judge it
+(``number_kind``): a count returned as ``np.int64`` and one returned as a float are two results,
+``float(x)`` and ``x * 1.0`` one. Round-off is all it can ignore: where an intermediate
 sits at the edge of the float range, two orders of one computation differ by inf against a finite
 value, so a test's arguments that put one there are drawn again for the probes (``probe_edges``).
 """
@@ -131,14 +133,15 @@ class ClassProbes:
             if not inputs:
                 continue
             results = [call(function, args) for args in inputs]
-            if all(ok and not changed and values_match(value, right) and _same_dtypes(value, right)
-                   for (ok, value, changed), right in zip(results, self.reference[function])):
+            references = self.reference[function]
+            if all(ok and not changed and values_match(value, right) and _same_kinds(value, right)
+                   for (ok, value, changed), right in zip(results, references)):
                 found[function] = RIGHT
             else:
                 found[function] = _digest("|".join(
-                    (output_digest(v) if ok else f"error:{v}")
+                    (output_digest(v, right) if ok else f"error:{v}")
                     + "".join(f"~{i}:{_change(args[i], changed[i])}" for i in sorted(changed) if 0 <= i < len(args))
-                    for (ok, v, changed), args in zip(results, inputs)))
+                    for (ok, v, changed), args, right in zip(results, inputs, references)))
         return found
 
 
@@ -296,16 +299,50 @@ def _change(before: Any, after: Any) -> str:
     return "r" + output_digest(after)
 
 
-def _same_dtypes(value: Any, right: Any) -> bool:
-    """Whether every array in ``value`` has the dtype of its place in ``right``: a float32 result
-    within float64's tolerance is still another result (the hidden tests check dtypes)."""
+def _same_kinds(value: Any, right: Any) -> bool:
+    """Whether every array in ``value`` has the dtype of its place in ``right``, and every number a
+    kind the tests accept there (``number_kind``): a float32 result within float64's tolerance, or
+    a count of the right value as ``np.int64``, is still another result (the hidden tests check
+    dtypes and number types)."""
     if isinstance(right, np.ndarray):
         return isinstance(value, np.ndarray) and value.dtype == right.dtype
     if isinstance(right, (tuple, list)) and isinstance(value, (tuple, list)) and len(value) == len(right):
-        return all(_same_dtypes(v, r) for v, r in zip(value, right))
+        return all(_same_kinds(v, r) for v, r in zip(value, right))
     if isinstance(right, dict) and isinstance(value, dict):
-        return all(_same_dtypes(value.get(k), r) for k, r in right.items())
-    return True
+        return all(_same_kinds(value.get(k), r) for k, r in right.items())
+    return not number_kind(value, right)
+
+
+#: The place of an output the reference has nothing at (a key it does not return), or of a value
+#: digested on its own (an argument changed in place): only what every test refuses is a kind there.
+NO_PLACE = object()
+
+
+def number_kind(value: Any, right: Any = NO_PLACE) -> str:
+    """The kind of the number ``value`` where the hidden tests tell it from the reference's ``right``
+    at its place, "" where they judge it by its value alone (as ``compare.number_structure`` and
+    ``compare.check_plain`` do):
+
+    - a NumPy float narrower than float64 is refused wherever a number is checked (too few digits);
+    - a 0-d array is refused where the reference returns a number (it is not a plain number);
+    - where the reference returns a Python int (a count, a token id: the docstring promises ints,
+      and ``check_plain`` takes nothing else), a NumPy integer and a float are each another kind,
+      whatever their value; a Python float and a NumPy float64 are one (both are floats);
+    - where it returns anything else, every other real number is judged by its value.
+
+    So ``float(x)`` and ``x * 1.0`` are one kind, and ``int(x)`` and ``x.item()`` another: one cause
+    in two styles keeps one digest, while a count as ``np.int64`` and the same count as a float,
+    which fail the same tests, are two results."""
+    if isinstance(value, np.ndarray):
+        placed = right is not NO_PLACE and not isinstance(right, np.ndarray)
+        return f"0d-{value.dtype.name}" if value.ndim == 0 and placed else ""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return ""                          # not a number: the digest names it by itself
+    if isinstance(value, np.floating) and value.dtype.itemsize < 8:
+        return value.dtype.name
+    if not isinstance(right, int) or isinstance(right, bool) or type(value) is int:
+        return ""
+    return "float" if isinstance(value, float) else np.dtype(type(value)).name
 
 
 def _digest(text: str) -> str:
@@ -346,12 +383,31 @@ def _array_digest(array: np.ndarray) -> str:
         f"{p:.{PROJECTION_DECIMALS}f}" for p in projected)
 
 
-def output_digest(value: Any) -> str:
+def output_digest(value: Any, right: Any = NO_PLACE) -> str:
     """A text naming ``value`` up to round-off: what two outputs share when they are the same result.
+    ``right`` is the reference's output it stands in place of: a number's kind enters where the
+    tests tell it from the reference's (``number_kind``).
 
     Whatever the sandbox returned is only read here, never shown: strings and dict keys enter
     as digests of their text.
     """
+    if isinstance(value, (tuple, list)):
+        places = right if isinstance(right, (tuple, list)) else ()
+        rest = f"+{len(value) - MAX_PARTS}" if len(value) > MAX_PARTS else ""
+        return "(" + ",".join(output_digest(v, places[i] if i < len(places) else NO_PLACE)
+                              for i, v in enumerate(value[:MAX_PARTS])) + rest + ")"
+    if isinstance(value, dict):
+        places = right if isinstance(right, dict) else {}
+        keys = sorted(value, key=str)
+        rest = f"+{len(keys) - MAX_PARTS}" if len(keys) > MAX_PARTS else ""
+        return "{" + ",".join(f"{_digest(str(k))}:{output_digest(value[k], places.get(k, NO_PLACE))}"
+                              for k in keys[:MAX_PARTS]) + rest + "}"
+    kind = number_kind(value, right)
+    return (f"{kind}:" if kind else "") + _leaf_digest(value)
+
+
+def _leaf_digest(value: Any) -> str:
+    """``output_digest`` of a value that is not a tuple, list or dict, its kind left out."""
     if value is None or isinstance(value, bool):
         return repr(value)
     if isinstance(value, (int, np.integer)):
@@ -364,16 +420,9 @@ def output_digest(value: Any) -> str:
     if isinstance(value, (complex, np.complexfloating)):
         return f"c{_rounded(value.real, 4)},{_rounded(value.imag, 4)}"
     if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biufc":
-        return output_digest(value[()])        # a loss returned as np.mean(...) is a number
+        return _leaf_digest(value[()])         # its value as a number's; ``number_kind`` tells it apart
     if isinstance(value, np.ndarray):
         return _array_digest(value)
     if isinstance(value, str):
         return "s" + _digest(value)
-    if isinstance(value, (tuple, list)):
-        rest = f"+{len(value) - MAX_PARTS}" if len(value) > MAX_PARTS else ""
-        return "(" + ",".join(output_digest(v) for v in value[:MAX_PARTS]) + rest + ")"
-    if isinstance(value, dict):
-        keys = sorted(value, key=str)
-        rest = f"+{len(keys) - MAX_PARTS}" if len(keys) > MAX_PARTS else ""
-        return "{" + ",".join(f"{_digest(str(k))}:{output_digest(value[k])}" for k in keys[:MAX_PARTS]) + rest + "}"
     return "t" + _digest(type(value).__name__)
