@@ -16,7 +16,12 @@ Every copy of a case differs from the others in its comments and in its spelling
 module (``np.`` or ``numpy.``), and two copies of every four divide by multiplying with the
 reciprocal (``a * (1.0 / b)`` for ``a / b``): the case's computation with another round-off (and,
 where a divisor underflows, inf where the quotient is finite), as students who make one mistake
-write it each their own way.
+write it each their own way. Round-off is all a copy may change: where ``b`` is a Python number
+that is 0, ``1.0 / b`` raises where ``a / b`` with a NumPy ``a`` gives inf or nan. So before
+grading, every style of every case is run on the class probes beside the case itself
+(``same_behaviour``); a division whose reciprocal changes what the case does there is left a
+division (``kept_divisions``), and any style that still behaves otherwise is reported: its copies
+would be another cause, and a split they make the benchmark's, not the grouping's.
 The class is graded (with the class probes), grouped, and measured against the corpus truth (each
 mistake case is one cause, of its ``function``):
 
@@ -39,14 +44,17 @@ from __future__ import annotations
 
 import argparse
 import ast
+import copy
 import json
+import signal
 import sys
 import tempfile
 import time
+import warnings
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -56,45 +64,140 @@ sys.path.insert(0, str(ROOT))
 from autograder.build import build  # noqa: E402
 from autograder.groups.class_groups import class_groups  # noqa: E402
 from autograder.runtime.grading.bulk import grade_batch  # noqa: E402
+from autograder.runtime.class_probes import ClassProbes, ProbeResult  # noqa: E402
 from autograder.runtime.grading.outcome import read_record, record_folders  # noqa: E402
+from autograder.runtime.grading.support import load_autograder  # noqa: E402
 
 
 class _ByReciprocal(ast.NodeTransformer):
     """``a / b`` as ``a * (1.0 / b)`` (and ``a /= b`` as ``a *= 1.0 / b``): the same quotient up to
     the last bit, as ``x.mean()`` and ``x.sum() / n`` are, except where ``b`` is so small that its
     reciprocal overflows (below about 5.6e-309): there ``a / b`` may be finite and the product is
-    inf, as two students' styles differ at the edge of the float range."""
+    inf, as two students' styles differ at the edge of the float range. The reciprocal is Python's,
+    so the product keeps the quotient's dtype (a Python float does not widen a float32 array, where
+    a NumPy float64 from ``np.divide`` would); where ``b`` is a Python 0 it raises, so the
+    divisions numbered in ``kept`` (in the order the tree is walked) stay divisions."""
+
+    def __init__(self, kept: frozenset[int] = frozenset()) -> None:
+        self.kept, self.seen = kept, 0
+
+    def _rewritten(self) -> bool:
+        number, self.seen = self.seen, self.seen + 1
+        return number not in self.kept
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         self.generic_visit(node)
-        if not isinstance(node.op, ast.Div):
+        if not isinstance(node.op, ast.Div) or not self._rewritten():
             return node
         return ast.BinOp(node.left, ast.Mult(), ast.BinOp(ast.Constant(1.0), ast.Div(), node.right))
 
     def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
         self.generic_visit(node)
-        if isinstance(node.op, ast.Div):
+        if isinstance(node.op, ast.Div) and self._rewritten():
             node.op, node.value = ast.Mult(), ast.BinOp(ast.Constant(1.0), ast.Div(), node.value)
         return node
 
 
-def by_reciprocal(text: str) -> str:
-    """``text`` with every true division written as a product with the reciprocal (comments go)."""
-    return ast.unparse(ast.fix_missing_locations(_ByReciprocal().visit(ast.parse(text))))
+def by_reciprocal(text: str, kept: frozenset[int] = frozenset()) -> str:
+    """``text`` with every true division but those numbered in ``kept`` written as a product with
+    the reciprocal (comments go)."""
+    return ast.unparse(ast.fix_missing_locations(_ByReciprocal(kept).visit(ast.parse(text))))
 
 
-def variant(text: str, number: int) -> str:
+def divisions(text: str) -> int:
+    """How many true divisions (``a / b`` and ``a /= b``) ``text`` holds."""
+    return sum(isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, ast.Div)
+               for node in ast.walk(ast.parse(text)))
+
+
+def variant(text: str, number: int, kept: frozenset[int] = frozenset()) -> str:
     """The case's code in another style: copies 2 and 3 of every 4 divide by multiplying with the
-    reciprocal (another round-off), odd copies spell ``numpy.`` for ``np.``, and each has its own
-    comments."""
+    reciprocal (another round-off; the divisions numbered in ``kept`` stay divisions), odd copies
+    spell ``numpy.`` for ``np.``, and each has its own comments."""
     if number % 4 in (2, 3):
-        text = by_reciprocal(text)
+        text = by_reciprocal(text, kept)
     lines = [f"# submission variant {number}", *text.splitlines()]
     if number % 2:
         lines.insert(1, "import numpy")
         lines = [line.replace("np.", "numpy.") if not line.lstrip().startswith(("import", "from")) else line
                  for line in lines]
     return "\n".join(f"{line}  # v{number}" if line.strip().startswith("return") else line for line in lines) + "\n"
+
+
+#: The styles a copy can have: its number modulo 4 decides it (``variant``).
+STYLES = 4
+#: Seconds one function of a case may take on one probe in the behaviour check (a case that hangs
+#: there is reported, not waited for).
+CHECK_SECONDS = 5
+
+
+class _TooLong(Exception):
+    """A case's function ran past ``CHECK_SECONDS`` on a probe."""
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise _TooLong()
+
+
+def _in_process(text: str) -> Callable[[str, tuple], ProbeResult]:
+    """A probe call into ``text``'s functions run here (the corpus is the project's own code): what
+    ``ClassProbes.behaviour`` gets from the sandbox, an error named by its type."""
+    namespace: dict[str, Any] = {"__name__": "case"}
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        exec(compile(text, "case.py", "exec"), namespace)
+
+    def call(name: str, args: tuple) -> ProbeResult:
+        given, before = copy.deepcopy(args), copy.deepcopy(args)
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, CHECK_SECONDS)
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                value = namespace[name](*given)
+        except Exception as error:            # noqa: BLE001 - the case's own error is its behaviour
+            return False, type(error).__name__, {}
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+        changed = {i: a for i, (a, b) in enumerate(zip(given, before))
+                   if isinstance(a, np.ndarray) and not np.array_equal(a, b, equal_nan=True)}
+        return True, value, changed
+    return call
+
+
+def behaviour_of(text: str, probes: ClassProbes) -> dict[str, str]:
+    """The digest of each probed function of ``text`` on the class probes (``"="`` where right), or
+    ``{"": <error>}`` where the text does not load."""
+    try:
+        call = _in_process(text)
+    except Exception as error:                # noqa: BLE001 - a case that does not load is its behaviour
+        return {"": type(error).__name__}
+    return probes.behaviour(call, sorted(probes.inputs))
+
+
+def kept_divisions(text: str, probes: ClassProbes) -> frozenset[int]:
+    """The divisions of ``text`` whose reciprocal changes what it does on the class probes (each
+    rewritten alone, beside the text as it is); none where rewriting every division changes
+    nothing."""
+    original = behaviour_of(text, probes)
+    if behaviour_of(by_reciprocal(text), probes) == original:
+        return frozenset()
+    count = divisions(text)
+    return frozenset(n for n in range(count)
+                     if behaviour_of(by_reciprocal(text, frozenset(range(count)) - {n}), probes) != original)
+
+
+def same_behaviour(texts: dict[str, str], probes: ClassProbes) -> tuple[dict[str, frozenset[int]], list[str]]:
+    """Per case, the divisions its reciprocal copies keep (``kept_divisions``), and every case and
+    style whose copies, so written, still behave otherwise than the case on the class probes."""
+    kept = {name: kept_divisions(text, probes) for name, text in texts.items()}
+    differ = []
+    for name, text in texts.items():
+        original = behaviour_of(text, probes)
+        differ += [f"{name} (style {number})" for number in range(STYLES)
+                   if behaviour_of(variant(text, number, kept[name]), probes) != original]
+    return kept, differ
 
 
 #: Zipf's law in its own form (frequency proportional to 1 / rank), as Kim and Piech (LAK 2023) find
@@ -183,6 +286,9 @@ def main() -> int:
                         help="zipf: submissions in the class (default: as many as the uniform class, at least 300)")
     parser.add_argument("--zipf-exponent", type=float, default=ZIPF_EXPONENT)
     parser.add_argument("--seed", type=int, default=ZIPF_SEED)
+    parser.add_argument("--dump", type=Path, default=None,
+                        help="write the groups (id, unit, named, points lost, members) to this JSON file, to "
+                             "compare the groups of two versions")
     args = parser.parse_args()
     corpus = ROOT / "tests" / "blind" / args.corpus
     cases = {c["case"]: c for c in json.loads((corpus / "cases.json").read_text()) if c["assignment"] == args.assignment}
@@ -196,12 +302,16 @@ def main() -> int:
         else:
             size = args.class_size or max(LEAST_CLASS, len(names) * args.copies)
             chosen = zipf_class(names, size, args.zipf_exponent, args.seed)
+        texts = {name: (corpus / args.assignment / f"{name}.py").read_text(encoding="utf-8") for name in names}
+        began = time.perf_counter()
+        probes = load_autograder(zip_path, tmp / "support").class_probes
+        kept, differ = same_behaviour(texts, probes)
+        checked = time.perf_counter() - began
         cause, made = {}, defaultdict(int)
         for name in chosen:
-            text = (corpus / args.assignment / f"{name}.py").read_text(encoding="utf-8")
             number, made[name] = made[name], made[name] + 1
             student = f"{name}__{number}"
-            (tmp / "class" / f"{student}.py").write_text(variant(text, number), encoding="utf-8")
+            (tmp / "class" / f"{student}.py").write_text(variant(texts[name], number, kept[name]), encoding="utf-8")
             cause[student] = cases[name]
         made = dict(made)                 # a case no draw chose is not in the class
         began = time.perf_counter()
@@ -217,6 +327,10 @@ def main() -> int:
     class_groups(scaled)
     grouping_1000 = time.perf_counter() - began
 
+    if args.dump is not None:
+        args.dump.write_text(json.dumps([{"id": g.id, "unit": g.unit, "named": g.named, "points_lost": g.points_lost,
+                                          "members": sorted(r.entry.student for r in g.members)}
+                                         for g in found.groups], indent=1), encoding="utf-8")
     mixed_own, mixed_other, own_groups = [], [], 0
     group_of: dict[str, set[str]] = defaultdict(set)       # a cause -> the groups of its own function
     for g in found.groups:
@@ -250,6 +364,10 @@ def main() -> int:
         print(f"class: {len(records)} submissions drawn by Zipf's law (exponent {args.zipf_exponent:g}, seed "
               f"{args.seed}) from {len(cases)} cases: {len(counts)} cases present, copies per case "
               f"{counts[:8]}...{counts[-3:]}, {sum(c == 1 for c in counts)} once; graded in {graded:.1f} s")
+    kept_in = sorted(f"{name} ({len(k)} of {divisions(texts[name])})" for name, k in kept.items() if k)
+    print(f"styles: every style of the {len(texts)} cases run on the class probes beside the case ({checked:.1f} s): "
+          f"{len(kept_in)} cases keep divisions whose reciprocal changes their behaviour {kept_in[:10]}; "
+          f"{len(differ)} styles still behave otherwise {differ[:10]}")
     print(f"groups: {len(found.groups)} ({len(unnamed)} unnamed); {own_groups} of a case's own function")
     print(f"purity: {len(mixed_own)} groups of a case's own function mix causes {mixed_own[:5]}")
     print(f"        {len(mixed_other)} groups of another function gather several causes {mixed_other[:5]}")

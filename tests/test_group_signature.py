@@ -4,6 +4,7 @@ inputs), a function that changes its input is never "right" on the probes, and e
 question gives the probes one of its argument sets."""
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import numpy as np
@@ -98,3 +99,51 @@ def test_a_question_of_more_tests_than_probes_per_function_gives_each_test_a_pro
     probes = capture_class_probes("lm-head", cases, {"q1": ("g",)}, lambda f: (lambda x: x * 2))
     assert PROBES_PER_FUNCTION < 5
     assert {args[0].size for args in probes.inputs["g"]} == {40, 41, 42, 43, 3}
+
+
+def _count_record(student: str, digest: str) -> GradeRecord:
+    """A submission that lost the plain-ints test of ``gpt_param_count`` and passed the others."""
+    tests = ("test_counts_match_reference", "test_counts_are_plain_ints")
+    items = tuple(ItemOutcome("q6", t, 1.0, t != tests[1], "wrong" if t == tests[1] else "") for t in tests)
+    outcome = GradeOutcome(student, "perplexity-and-parameters", "graded", "bwrap", items, float(len(tests)),
+                           behaviour=(("q6", "gpt_param_count", digest),))
+    return GradeRecord(Entry(student, Path(f"{student}.py")), outcome)
+
+
+def test_equal_values_of_kinds_the_tests_tell_apart_are_two_groups_and_one_kind_in_two_styles_one():
+    """Right counts as NumPy integers and right counts as floats fail the same tests, yet are two
+    causes: the digest keeps a number's kind where the tests judge it (the reference returns Python
+    ints). The same kind written in two styles (``float(n)`` or ``n * 1.0``; ``np.prod`` or
+    ``np.int64(a) * b``) is one group, and where the reference returns a float, a whole number of
+    the right value in any real kind is right."""
+    from solutions.perplexity_and_parameters import gpt_param_count, perplexity_from_loss
+
+    counts = ((10, 6, 4, 2, 12, True), (50257, 1024, 768, 12, 3072, False))
+    losses = ((0.0,), (np.log(7.0),))
+    probes = ClassProbes("perplexity-and-parameters",
+                         {"gpt_param_count": counts, "perplexity_from_loss": losses},
+                         {"gpt_param_count": tuple(gpt_param_count(*a) for a in counts),
+                          "perplexity_from_loss": tuple(perplexity_from_loss(*a) for a in losses)})
+
+    def styled(kind):
+        return lambda *args: {k: kind(v) for k, v in gpt_param_count(*args).items()}
+    styles = {"numpy_prod": styled(lambda v: np.prod([v, 1])), "numpy_times": styled(lambda v: np.int64(v) * 1),
+              "float_call": styled(float), "float_times": styled(lambda v: v * 1.0),
+              "float64": styled(np.float64), "item": styled(lambda v: np.int64(v).item())}
+
+    def digest(function, name="gpt_param_count"):
+        def call(_, args):
+            return True, function(*copy.deepcopy(args)), {}
+        return probes.behaviour(call, [name])[name]
+    digests = {name: digest(f) for name, f in styles.items()}
+    assert digests["item"] == RIGHT and RIGHT not in [d for n, d in digests.items() if n != "item"]
+    found = class_groups([_count_record(name, d) for name, d in digests.items() if name != "item"])
+    assert sorted(sorted(r.entry.student for r in g.members) for g in found.groups) == [
+        ["float64", "float_call", "float_times"], ["numpy_prod", "numpy_times"]]
+    # A float32 count is refused wherever a number is checked: another kind again.
+    assert digest(styled(np.float32)) not in (RIGHT, *digests.values())
+    # Where the reference returns a float, a whole number is judged by its value, whatever its kind.
+    for kind in (int, np.int64, float, np.float64):
+        assert digest(lambda m: kind(round(perplexity_from_loss(m))), "perplexity_from_loss") == RIGHT
+    # A 0-d array where the reference returns a number is not one (no test takes it).
+    assert digest(lambda m: np.array(perplexity_from_loss(m)), "perplexity_from_loss") != RIGHT

@@ -8,7 +8,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from benchmarks.mistake_groups import reads_to_cover, truth_losses, variant, zipf_class
+from autograder.runtime.class_probes import ClassProbes
+from benchmarks.mistake_groups import (behaviour_of, by_reciprocal, kept_divisions, reads_to_cover, same_behaviour,
+                                       truth_losses, variant, zipf_class)
 
 BASELINE = Path(__file__).parent / "blind" / "a" / "lm-head" / "baseline.py"
 
@@ -70,3 +72,31 @@ def test_a_weighted_grouping_by_truth_counts_each_member_as_its_cases_copies():
                             members=(_record("a0", "q1", 1.0), _record("b0", "q1", 2.0)))
     cause, function = {"a0": "a", "b0": "b"}, {"a0": "f", "b0": "f"}
     assert sorted(truth_losses([mixed], cause, function, {"a0": 10.0, "b0": 0.0})) == [10.0]
+
+
+#: A case that divides a NumPy sum by a Python count (0 for an empty input: nan, as NumPy divides)
+#: and a float32 array by a Python number (float32 still).
+_DIVIDES_BY_A_COUNT = """import numpy as np
+
+
+def mean_loss(x):
+    n = len(x)
+    return np.sum(x) / n, x / 2
+"""
+
+
+def test_a_copy_keeps_a_division_whose_reciprocal_changes_what_the_case_does_on_the_probes():
+    """``1.0 / n`` raises for a Python 0 where ``np.sum(x) / n`` gives nan: the copy would be another
+    behaviour, and a split it made the benchmark's. That division stays one in the copies; the one
+    whose reciprocal is round-off only is rewritten, and every style behaves as the case."""
+    inputs = ((np.linspace(-1.0, 1.0, 6, dtype=np.float32),), (np.zeros(0, dtype=np.float32),))
+    reference = tuple((np.float32(np.sum(x) / len(x)) if len(x) else np.float32(0.0), x / 2) for (x,) in inputs)
+    probes = ClassProbes("lm-head", {"mean_loss": inputs}, {"mean_loss": reference})
+    original = behaviour_of(_DIVIDES_BY_A_COUNT, probes)
+    assert behaviour_of(by_reciprocal(_DIVIDES_BY_A_COUNT), probes) != original      # the premise
+    kept = kept_divisions(_DIVIDES_BY_A_COUNT, probes)
+    assert len(kept) == 1
+    copy = variant(_DIVIDES_BY_A_COUNT, 2, kept)
+    assert "np.sum(x) / n" in copy and "x * (1.0 / 2)" in copy
+    assert behaviour_of(copy, probes) == original
+    assert same_behaviour({"case": _DIVIDES_BY_A_COUNT}, probes) == ({"case": kept}, [])

@@ -10,12 +10,14 @@ student code, after the hidden suite has judged it: its verdicts are already mad
 probes reaches the student; ``outcome.json`` keeps, per function, ``"="`` where every probe output
 matches the reference, or a short digest of the outputs.
 
-A digest ignores round-off: arrays are reduced to their shape, dtype, size of values and a few
-random projections, each rounded (see ``output_digest``), so two students who compute the same
-thing in other styles (``np.mean`` or a sum over ``N``, float32 inside) get the same digest, while
-two different mistakes almost surely do not. Round-off is all it can ignore: where an intermediate
-sits at the edge of the float range, two orders of one computation differ by inf against a finite
-value, so a test's arguments that put one there are drawn again for the probes (``probe_edges``).
+A digest ignores round-off (``autograder.runtime.output_digest``): arrays are reduced to their
+shape, dtype, size of values and a few random projections, each rounded, so two students who
+compute the same thing in other styles (``np.mean`` or a sum over ``N``, float32 inside) get the
+same digest, while two different mistakes almost surely do not; a number's kind enters where the
+hidden tests judge it (a count as ``np.int64`` and one as a float are two results). Round-off is
+all it can ignore: where an intermediate sits at the edge of the float range, two orders of one
+computation differ by inf against a finite value, so a test's arguments that put one there are
+drawn again for the probes (``probe_edges``).
 """
 from __future__ import annotations
 
@@ -23,13 +25,13 @@ import copy
 import hashlib
 import io
 import contextlib
-import functools
-import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
+# MAX_PARTS and _digest are read through this module too (the grouping tests).
+from autograder.runtime.output_digest import MAX_PARTS, _digest, number_kind, output_digest  # noqa: F401
 from autograder.runtime.probe_edges import at_the_edge
 
 #: Probes per function: one argument set from each of its question's tests (the largest under
@@ -46,17 +48,6 @@ MAX_TESTS_PROBED = 8
 PROBE_ELEMENTS = 4096
 #: Digest of a function whose outputs on every probe match the reference's.
 RIGHT = "="
-#: Random projections of an array output that enter its digest.
-PROJECTIONS = 3
-#: Digits kept of a projection (relative to the array's size of values) and of that size.
-PROJECTION_DECIMALS = 2
-MAGNITUDE_DIGITS = 3
-#: Below this size of values an output counts as zeros (round-off of a zero result).
-ZERO_BELOW = 1e-12
-#: Parts of a returned tuple, list or dict that enter its digest; the rest only as a count. A result
-#: is a few values; a submission that returns tens of thousands of arrays on the probe calls would
-#: otherwise make the grader digest each of them.
-MAX_PARTS = 64
 #: Each probe argument set is also probed with its rows in reverse order (``_reversed``) and, where it
 #: holds a non-contiguous view, with that view laid out with steps (``_stepped``): up to this many
 #: calls per argument set.
@@ -131,14 +122,15 @@ class ClassProbes:
             if not inputs:
                 continue
             results = [call(function, args) for args in inputs]
-            if all(ok and not changed and values_match(value, right) and _same_dtypes(value, right)
-                   for (ok, value, changed), right in zip(results, self.reference[function])):
+            references = self.reference[function]
+            if all(ok and not changed and values_match(value, right) and _same_kinds(value, right)
+                   for (ok, value, changed), right in zip(results, references)):
                 found[function] = RIGHT
             else:
                 found[function] = _digest("|".join(
-                    (output_digest(v) if ok else f"error:{v}")
+                    (output_digest(v, right) if ok else f"error:{v}")
                     + "".join(f"~{i}:{_change(args[i], changed[i])}" for i in sorted(changed) if 0 <= i < len(args))
-                    for (ok, v, changed), args in zip(results, inputs)))
+                    for (ok, v, changed), args, right in zip(results, inputs, references)))
         return found
 
 
@@ -296,84 +288,15 @@ def _change(before: Any, after: Any) -> str:
     return "r" + output_digest(after)
 
 
-def _same_dtypes(value: Any, right: Any) -> bool:
-    """Whether every array in ``value`` has the dtype of its place in ``right``: a float32 result
-    within float64's tolerance is still another result (the hidden tests check dtypes)."""
+def _same_kinds(value: Any, right: Any) -> bool:
+    """Whether every array in ``value`` has the dtype of its place in ``right``, and every number a
+    kind the tests accept there (``number_kind``): a float32 result within float64's tolerance, or
+    a count of the right value as ``np.int64``, is still another result (the hidden tests check
+    dtypes and number types)."""
     if isinstance(right, np.ndarray):
         return isinstance(value, np.ndarray) and value.dtype == right.dtype
     if isinstance(right, (tuple, list)) and isinstance(value, (tuple, list)) and len(value) == len(right):
-        return all(_same_dtypes(v, r) for v, r in zip(value, right))
+        return all(_same_kinds(v, r) for v, r in zip(value, right))
     if isinstance(right, dict) and isinstance(value, dict):
-        return all(_same_dtypes(value.get(k), r) for k, r in right.items())
-    return True
-
-
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-
-
-def _rounded(value: float, digits: int) -> str:
-    if math.isnan(value):
-        return "nan"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return "0" if abs(value) < ZERO_BELOW else f"{value:.{digits - 1}e}"
-
-
-@functools.lru_cache(maxsize=16)
-def _directions(size: int) -> np.ndarray:
-    """The fixed random directions arrays of ``size`` entries are projected on (made once per size)."""
-    directions = np.random.default_rng(size).standard_normal((PROJECTIONS, size)) / math.sqrt(size)
-    directions.flags.writeable = False
-    return directions
-
-
-def _array_digest(array: np.ndarray) -> str:
-    head = f"a{array.shape}{array.dtype.str}"
-    if array.dtype.kind in "biu":          # whole numbers and masks: exact
-        return head + _digest(np.ascontiguousarray(array).tobytes().hex())
-    values = np.asarray(array, dtype=np.complex128 if array.dtype.kind == "c" else np.float64).ravel()
-    if values.dtype.kind == "c":
-        values = np.concatenate([values.real, values.imag])
-    finite = np.isfinite(values)
-    counts = f"n{int(np.isnan(values).sum())}p{int(np.isposinf(values).sum())}m{int(np.isneginf(values).sum())}"
-    kept = np.where(finite, values, 0.0)
-    size = float(np.sqrt(np.mean(kept ** 2))) if kept.size else 0.0
-    if size < ZERO_BELOW:
-        return f"{head}{counts}zero"
-    projected = _directions(kept.size) @ (kept / size)
-    return f"{head}{counts}s{_rounded(size, MAGNITUDE_DIGITS)}p" + ",".join(
-        f"{p:.{PROJECTION_DECIMALS}f}" for p in projected)
-
-
-def output_digest(value: Any) -> str:
-    """A text naming ``value`` up to round-off: what two outputs share when they are the same result.
-
-    Whatever the sandbox returned is only read here, never shown: strings and dict keys enter
-    as digests of their text.
-    """
-    if value is None or isinstance(value, bool):
-        return repr(value)
-    if isinstance(value, (int, np.integer)):
-        return f"i{int(value)}"
-    if isinstance(value, (float, np.floating)):
-        number = float(value)
-        if number.is_integer() and abs(number) < 2 ** 53:
-            return f"i{int(number)}"           # a count computed in floats is the same count
-        return f"f{_rounded(number, MAGNITUDE_DIGITS + 1)}"
-    if isinstance(value, (complex, np.complexfloating)):
-        return f"c{_rounded(value.real, 4)},{_rounded(value.imag, 4)}"
-    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "biufc":
-        return output_digest(value[()])        # a loss returned as np.mean(...) is a number
-    if isinstance(value, np.ndarray):
-        return _array_digest(value)
-    if isinstance(value, str):
-        return "s" + _digest(value)
-    if isinstance(value, (tuple, list)):
-        rest = f"+{len(value) - MAX_PARTS}" if len(value) > MAX_PARTS else ""
-        return "(" + ",".join(output_digest(v) for v in value[:MAX_PARTS]) + rest + ")"
-    if isinstance(value, dict):
-        keys = sorted(value, key=str)
-        rest = f"+{len(keys) - MAX_PARTS}" if len(keys) > MAX_PARTS else ""
-        return "{" + ",".join(f"{_digest(str(k))}:{output_digest(value[k])}" for k in keys[:MAX_PARTS]) + rest + "}"
-    return "t" + _digest(type(value).__name__)
+        return all(_same_kinds(value.get(k), r) for k, r in right.items())
+    return not number_kind(value, right)
