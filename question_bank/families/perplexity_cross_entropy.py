@@ -36,9 +36,8 @@ MISTAKES = register_mistakes("perplexity-cross-entropy", [
     ("ppl_from_bits/loss", "perplexity-is-loss", "loss", lambda f: f["loss"],
      "That is the cross-entropy itself; perplexity exponentiates it."),
     ("ppl_from_bits/reciprocal", "perplexity-reciprocal", "2^-loss", lambda f: 1 / f["ppl"],
-     "That is the geometric-mean probability, the reciprocal of the perplexity."),
-    ("ppl_from_bits/nats-loss", "perplexity-is-loss", "loss * ln 2", lambda f: f["loss"] * LN2,
-     "That converts the loss to nats but does not exponentiate it; perplexity is 2^loss."),
+     "That flips the sign of the exponent, which gives a probability (2^-loss is the geometric-mean "
+     "probability), the reciprocal of the perplexity."),
     ("ppl_from_nats/base-2", "wrong-log-base", "2^loss", lambda f: 2 ** f["loss"],
      "A loss in nats is exponentiated with base e, not 2."),
     ("ppl_from_nats/base-10", "wrong-log-base", "10^loss", lambda f: 10 ** f["loss"],
@@ -46,11 +45,13 @@ MISTAKES = register_mistakes("perplexity-cross-entropy", [
     ("ppl_from_nats/loss", "perplexity-is-loss", "loss", lambda f: f["loss"],
      "That is the cross-entropy itself; perplexity exponentiates it."),
     ("ppl_from_nats/reciprocal", "perplexity-reciprocal", "e^-loss", lambda f: 1 / f["ppl"],
-     "That is exp(-loss), the geometric-mean probability; perplexity is its reciprocal."),
+     "That flips the sign of the exponent, which gives a probability (e^-loss is the geometric-mean "
+     "probability), the reciprocal of the perplexity."),
     ("ppl_from_nats/as-bits", "bits-vs-nats", "e^(loss / ln 2)", lambda f: math.exp(f["loss"] / LN2),
-     "That converts the loss to bits and then exponentiates with base e; a loss in nats takes e^loss."),
+     "That converts the loss to bits (divided by ln 2); the loss is in nats, and perplexity is e^loss "
+     "with the loss as given."),
     ("bits_from_ppl/nats", "bits-vs-nats", "ln ppl", lambda f: f["nats"],
-     "That is the value in nats; divide by ln 2 for bits."),
+     "That leaves out the division by ln 2 that turns nats into bits."),
     ("bits_from_ppl/log10", "wrong-log-base", "log10 ppl", lambda f: math.log10(f["perplexity"]),
      "Bits are base-2 logarithms, not base 10."),
     ("bits_from_ppl/reciprocal", "perplexity-reciprocal", "1/ppl", lambda f: 1 / f["perplexity"],
@@ -58,9 +59,8 @@ MISTAKES = register_mistakes("perplexity-cross-entropy", [
     ("bits_from_ppl/times-ln2", "bits-vs-nats", "ln ppl * ln 2", lambda f: f["nats"] * LN2,
      "Converting nats to bits divides by ln 2; it does not multiply."),
     ("bits_from_ppl/converted-twice", "bits-vs-nats", "log2(ppl) / ln 2",
-     lambda f: math.log2(f["perplexity"]) / LN2, "That divides by ln 2 twice; log2 of the perplexity already is bits."),
-    ("bits_from_ppl/perplexity", "perplexity-is-loss", "ppl", lambda f: f["perplexity"],
-     "That is the perplexity itself; the cross-entropy is its logarithm."),
+     lambda f: math.log2(f["perplexity"]) / LN2,
+     "That divides by ln 2 once too often: one division turns nats into bits, and a log already in base 2 takes none."),
     ("nats_from_ppl/log2", "wrong-log-base", "log2 ppl", lambda f: math.log2(f["perplexity"]),
      "That is log base 2 (bits); the question asks for nats."),
     ("nats_from_ppl/log10", "wrong-log-base", "log10 ppl", lambda f: math.log10(f["perplexity"]),
@@ -71,17 +71,13 @@ MISTAKES = register_mistakes("perplexity-cross-entropy", [
      "That is the perplexity itself; the cross-entropy is its logarithm."),
     ("nats_from_ppl/negated", "log-sign", "-ln ppl", lambda f: -f["nats"],
      "That is ln(1/ppl), the log of the geometric-mean probability; the loss is its negative."),
-    ("ppl_from_bits/base-10-nats", "wrong-log-base", "10^(loss * ln 2)", lambda f: 10 ** (f["loss"] * LN2),
-     "That converts the loss to nats and exponentiates with base 10; a loss in bits takes 2^loss."),
     ("nats_from_ppl/bits-converted", "bits-vs-nats", "log2(ppl) / ln 2", lambda f: math.log2(f["perplexity"]) / LN2,
      "That takes bits and divides by ln 2 again; the loss in nats is ln ppl."),
     ("bits_from_ppl/perplexity-converted", "perplexity-is-loss", "ppl / ln 2", lambda f: f["perplexity"] / LN2,
-     "That converts the perplexity itself to bits; the cross-entropy is the logarithm of the perplexity."),
-    ("ppl_from_nats/base-10-bits", "wrong-log-base", "10^(loss / ln 2)", lambda f: 10 ** (f["loss"] / LN2),
-     "That converts the loss to bits and exponentiates with base 10; a loss in nats takes e^loss."),
+     "That leaves out the logarithm: the cross-entropy is the logarithm of the perplexity, not the perplexity."),
     ("ppl_from_bits/base-2-nats", "bits-vs-nats", "2^(loss * ln 2)", lambda f: 2 ** (f["loss"] * LN2),
-     "That converts the loss to nats and then exponentiates with base 2; a loss in bits takes 2^loss "
-     "(a loss in nats would take e^loss)."),
+     "That converts the loss to nats (times ln 2); with a loss in bits, perplexity is 2^loss with the loss "
+     "as given (a loss in nats would take e^loss)."),
 ])
 #: Each wrong base with the sign slip on top, so x / -x pairs appear around wrong values too.
 register_sign_slips("perplexity-cross-entropy", MISTAKES, "nats_from_ppl/negated",
@@ -92,12 +88,37 @@ register_sign_slips("perplexity-cross-entropy", MISTAKES, "nats_from_ppl/negated
 register_double_mistakes("perplexity-cross-entropy", MISTAKES, [
     ("ppl_from_bits/reciprocal", "ppl_from_bits/as-nats", "e^-loss", lambda f: math.exp(-f["loss"])),
 ])
+#: Two slips at once that share a slip with a single mistake: with single slips only, the key was one
+#: slip from every wrong choice and each of them from the key alone, so the reader who spots every
+#: one-slip relation (the mistake hub) found it every time (seed 99, 200 variants: bits_from_ppl 56 in 56,
+#: ppl_from_nats 49 in 49, ppl_from_bits 34 in 48). A double beside both its singles makes a square,
+#: beside one of them a rival hub.
+register_double_mistakes("perplexity-cross-entropy", MISTAKES, [
+    # the loss converted to nats and left there, or exponentiated with base 10
+    ("ppl_from_bits/loss", "ppl_from_bits/base-2-nats", "loss * ln 2", lambda f: f["loss"] * LN2),
+    ("ppl_from_bits/base-10", "ppl_from_bits/base-2-nats", "10^(loss * ln 2)", lambda f: 10 ** (f["loss"] * LN2)),
+    ("ppl_from_bits/reciprocal", "ppl_from_bits/base-2-nats", "2^-(loss * ln 2)", lambda f: 2 ** -(f["loss"] * LN2)),
+    # the loss converted to bits and left there, or exponentiated with base 10; the sign slip with a wrong base
+    ("ppl_from_nats/loss", "ppl_from_nats/as-bits", "loss / ln 2", lambda f: f["loss"] / LN2),
+    ("ppl_from_nats/base-10", "ppl_from_nats/as-bits", "10^(loss / ln 2)", lambda f: 10 ** (f["loss"] / LN2)),
+    ("ppl_from_nats/reciprocal", "ppl_from_nats/base-2", "2^-loss", lambda f: 2 ** -f["loss"]),
+    ("ppl_from_nats/reciprocal", "ppl_from_nats/as-bits", "e^-(loss / ln 2)", lambda f: math.exp(-f["loss"] / LN2)),
+    # no logarithm, with each slip of the conversion to bits
+    ("bits_from_ppl/perplexity-converted", "bits_from_ppl/nats", "ppl", lambda f: f["perplexity"]),
+    ("bits_from_ppl/perplexity-converted", "bits_from_ppl/times-ln2", "ppl * ln 2", lambda f: f["perplexity"] * LN2),
+    ("bits_from_ppl/perplexity-converted", "bits_from_ppl/converted-twice", "ppl / (ln 2)^2",
+     lambda f: f["perplexity"] / LN2 ** 2),
+    # a base-10 log, then a wrong conversion: below the key, as the no-logarithm doubles are above it
+    ("bits_from_ppl/log10", "bits_from_ppl/times-ln2", "log10 ppl * ln 2", lambda f: math.log10(f["perplexity"]) * LN2),
+    ("bits_from_ppl/log10", "bits_from_ppl/converted-twice", "log10 ppl / ln 2",
+     lambda f: math.log10(f["perplexity"]) / LN2),
+])
 
 
 @register_family
 class PerplexityCrossEntropy(Family):
     name = "perplexity-cross-entropy"
-    version = 7  # v7: every choice printed at one length, two more mistakes of the perplexity from bits; v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 8  # v8: wrong values with two slips at once sharing a slip with the single ones, so the key is not the mistake hub; v7: every choice printed at one length, two more mistakes of the perplexity from bits; v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Perplexity and mean cross-entropy"
     summary = "Convert a mean cross-entropy (nats or bits) into a perplexity, or a perplexity into one."
     tags = ("perplexity", "cross-entropy", "units")
