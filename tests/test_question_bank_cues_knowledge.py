@@ -11,8 +11,9 @@ who knows GPT-1 reads them as transformations, and two rules found the key on a 
 
 A third, the majority rule, needs no knowledge: every mistake changes one or two features of the key,
 so the key holds the most common value of most features (readout, number of sequences, delimiter,
-combination, label, first text). Each rule is written here as a small function and must find the
-key no more often than the share it would by chance, plus a margin.
+combination, label, first text). Each rule is written here as a small function; the flaw and majority rules must find the key no
+more often than chance plus a margin, the placeholder rule about one time in two (at most 60%) where the
+placeholders are shared.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from question_bank.generate import generate_variant
 from question_bank.seeding import variant_seed
 
 FAMILY = "task-transformations"
-N = 300
+N = 400
 MARGIN = 0.05
 SPECIAL = {"<s>", "$", "<e>"}
 
@@ -92,14 +93,6 @@ def placeholder_reader(keys: dict[frozenset[str], set[str]]) -> Reader:
     return read
 
 
-def _every_key() -> dict[frozenset[str], set[str]]:
-    keys: dict[frozenset[str], set[str]] = {}
-    for variant in _variants(1000, "every-key"):
-        key = next(c for c in variant["choices"] if c["correct"])
-        keys.setdefault(frozenset(_tokens(key["value"])), set()).add(key["text"])
-    return keys
-
-
 def rates(reader: Reader, variants: list[dict[str, Any]]) -> dict[str, tuple[float, float, int]]:
     """Per task: the reader's hit rate, the chance rate, the number of variants."""
     hit: Counter[str] = Counter()
@@ -114,13 +107,32 @@ def rates(reader: Reader, variants: list[dict[str, Any]]) -> dict[str, tuple[flo
     return {t: (hit[t] / count[t], chance[t] / count[t], count[t]) for t in count}
 
 
+#: The tasks whose stems name the same inputs (sentences A and B): only there can a reader who knows GPT-1
+#: be kept from the key; one text, or a context, question and candidates, name their task.
+SHARED = ("entailment", "similarity")
+
+
 @pytest.fixture(scope="module")
 def variants() -> list[dict[str, Any]]:
     return _variants()
 
 
-@pytest.mark.parametrize("name", ["flaw", "majority"])
-def test_a_reader_without_the_stem_finds_the_key_by_chance_only(name, variants):
-    reader = {"flaw": flaw_reader, "majority": majority_reader}[name]
-    over = {t: r for t, r in rates(reader, variants).items() if r[0] > r[1] + MARGIN}
-    assert not over, f"{name} rule finds the key above chance: {over}"
+def test_the_majority_of_features_finds_the_key_by_chance_only(variants):
+    over = {t: r for t, r in rates(majority_reader, variants).items() if r[0] > r[1] + MARGIN}
+    assert not over, f"majority rule finds the key above chance: {over}"
+
+
+def test_rejecting_choices_no_task_uses_finds_the_key_by_chance_only(variants):
+    over = {t: r for t, r in rates(flaw_reader, variants).items() if t in SHARED and r[0] > r[1] + MARGIN}
+    assert not over, f"flaw rule finds the key above chance: {over}"
+
+
+def test_the_placeholders_leave_at_least_two_transformations_right_for_some_stem(variants):
+    """A and B allow three keys (A first, B first, both orders), so a reader who knows every stem's key
+    is held to about one choice in two (the draw trades it against the text players), not to chance."""
+    keys: dict[frozenset[str], set[str]] = {}
+    for variant in variants:
+        key = next(c for c in variant["choices"] if c["correct"])
+        keys.setdefault(frozenset(_tokens(key["value"])), set()).add(key["text"])
+    got = {t: r for t, r in rates(placeholder_reader(keys), variants).items() if t in SHARED}
+    assert got and all(r[0] <= 0.6 for r in got.values()), got
