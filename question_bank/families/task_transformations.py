@@ -1,4 +1,9 @@
-"""GPT-1's task-specific input transformations for fine-tuning."""
+"""GPT-1's task-specific input transformations for fine-tuning.
+
+Why one module of this size: the choices, the readers who judge them without the stem
+(:func:`_reader_shares`) and the independent rules (:func:`_follows_rules`) are one definition of what a
+transformation is; split, the draw could balance a reader against rules the check no longer holds.
+"""
 from __future__ import annotations
 
 from typing import Any
