@@ -292,7 +292,24 @@ _ENTRIES = (
     Misconception("softmax-over-vocabulary", "Normalised over the vocabulary",
                   "Candidate scores are normalised over the candidates, not over vocabulary entries."),
     Misconception("processes-pair-separately", "Pair processed as two separate inputs",
-                  "Entailment relates the two texts, so both go into one ordered sequence."),
+                  "The task relates the two texts, so GPT-1 puts both in one sequence (in both orders for "
+                  "similarity), where attention can compare them."),
+    Misconception("entailment-both-orders", "Entailment treated as symmetric",
+                  "Both orders, combined, is GPT-1's input for similarity, which has no direction; entailment "
+                  "has one, so GPT-1 feeds one sequence, premise first."),
+    Misconception("similarity-states-concatenated", "Similarity states concatenated",
+                  "Concatenated states keep which order filled which half; GPT-1 adds the two, which is the "
+                  "same whichever sentence comes first."),
+    Misconception("pair-reads-one-text", "One text of a pair read alone",
+                  "A relation between two texts depends on both; one alone cannot decide it."),
+    Misconception("classes-as-candidates", "Classes scored as answer candidates",
+                  "Scoring each class name in its own sequence with a softmax over them is GPT-1's multiple-choice "
+                  "input; for classification it feeds the text alone to a new linear layer over the classes."),
+    Misconception("classes-in-input", "Class names put in the input",
+                  "The classes are the outputs of the new linear layer; the input is the text alone."),
+    Misconception("candidates-added", "Candidates' states added",
+                  "Each candidate needs a score of its own for the softmax over the candidates; added states "
+                  "leave one vector for the whole question."),
     Misconception("teacher-forcing-feeds-predictions", "Teacher forcing feeds predictions back",
                   "Under teacher forcing every input is the observed token, whatever the model predicted."),
     Misconception("generation-uses-ground-truth", "Generation reads the reference text",
