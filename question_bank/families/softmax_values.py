@@ -269,8 +269,15 @@ def _printed(value: float, wrong: list[Option]) -> tuple[str, list[Option]]:
     (a blocked key, a key that attends only to itself) prints shorter than any: the masked key
     was the longest text 91 times in 271 (seed 99, 1,000 variants, limit 33%).
     """
-    _both_sides(value, wrong)
-    return at_common_width(value, wrong) or (fmt.num_tex(value), wrong)
+    printed = at_common_width(value, wrong)
+    if printed is None:
+        # A mistake made two or three at once in base 10 can land far below the key (10^-9), too small
+        # to print at a common width; such a value is left out rather than every choice printed apart.
+        fits = [o for o in wrong if "+" not in (o.formula or "") or at_common_width(value, [o]) is not None]
+        printed = at_common_width(value, fits)
+    key_text, shown = printed or (fmt.num_tex(value), wrong)
+    _both_sides(value, shown)
+    return key_text, shown
 
 
 def _vector(values: Sequence[float]) -> str:
