@@ -36,6 +36,11 @@ RUNS = [
     pytest.param("head-gradient-values", 1000, 99, id="head-gradient-values", marks=pytest.mark.slow),
     # the allowed count the 3rd smallest 107 times in 331, the blocked count the longest text 86 in 261
     pytest.param("causal-mask", 1000, 12345, id="causal-mask", marks=pytest.mark.slow),
+    # the mistake hub (the choice one mistake from the most others): every word's single mistake
+    # made the key the hub, 200 times in 200
+    pytest.param("greedy-next-token", 200, 99, id="greedy-next-token-mistake-hub"),
+    # the mistake hub 156 times in 200 (one double among eleven singles)
+    pytest.param("scored-positions", 200, 99, id="scored-positions-mistake-hub"),
 ]
 
 

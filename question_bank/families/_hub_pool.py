@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from question_bank.choice_balance import MAX_POOL, candidate_sets, fitted_weights
+from question_bank.choice_balance import MAX_POOL, candidate_sets, fit_problem, fitted_weights
 from question_bank.choices import N_DISTRACTORS, known_mistakes, separated
 from question_bank.cues import mistake_parts, structure_links
 from question_bank.variant import Option
@@ -45,6 +45,49 @@ def linked_pool(rng: np.random.Generator, usable: Sequence[Option], size: int = 
             kept += new
     rest = [o for o in usable if o not in kept]
     return kept + [rest[int(k)] for k in rng.permutation(len(rest))][:size - len(kept)]
+
+
+def pool_excess(key_text: str, pool: Sequence[Option], k: int = N_DISTRACTORS) -> float:
+    """How far past chance the draw over ``pool`` leaves its worst cue: under the draw's own fitted
+    weights, the largest share of the key at any place of any order (the mistake hub's among them)
+    beyond that place's target, and of any group player beyond chance. 1 when no set can be drawn."""
+    sets = candidate_sets(len(pool), k, lambda a, b: separated(pool[a].value, pool[b].value)
+                          and pool[a].text != pool[b].text)
+    if not sets:
+        return 1.0
+    texts, parts = [o.text for o in pool], [mistake_parts(o.formula) for o in pool]
+    weights = fitted_weights(key_text, texts, sets, parts)
+    orders, groups, chance = fit_problem(key_text, texts, sets, parts)
+    excess = 0.0
+    for table, target in orders:
+        mass = weights @ table
+        shown = float(mass.sum())
+        if shown > 0:
+            excess = max(excess, float((mass / shown - target).max()))
+    for hit, applies in groups:
+        picked = float(weights @ applies)
+        if picked > 0:
+            excess = max(excess, float(weights @ hit) / picked - chance)
+    return excess
+
+
+def random_pool(rng: np.random.Generator, usable: Sequence[Option], size: int = MAX_POOL) -> list[Option]:
+    """Up to ``size`` of ``usable`` in a random order: the cut the draw itself makes."""
+    return [usable[int(k)] for k in rng.permutation(len(usable))][:size]
+
+
+def least_cued_pool(rng: np.random.Generator, key_value: Any, key_text: str, wrong: Sequence[Option],
+                    k: int = N_DISTRACTORS, tries: int = POOL_TRIES) -> list[Option]:
+    """Of ``tries`` random cuts of the usable ``wrong`` (only one when they fit in one pool), the one
+    whose fitted draw leaves the smallest cue past its target (:func:`pool_excess`)."""
+    usable = [o for o in known_mistakes(key_value, wrong) if o.text != key_text]
+    if len(usable) <= MAX_POOL:
+        return usable
+    scored = []
+    for _ in range(tries):
+        pool = random_pool(rng, usable)
+        scored.append((pool_excess(key_text, pool, k), len(scored), pool))
+    return min(scored)[2]
 
 
 def hub_share(key_text: str, pool: Sequence[Option], k: int = N_DISTRACTORS) -> float:
@@ -86,4 +129,4 @@ def hub_fair_pool(rng: np.random.Generator, key_value: Any, key_text: str, wrong
     return best[1] if best is not None else []
 
 
-__all__ = ["POOL_TRIES", "hub_fair_pool", "hub_share", "linked_pool"]
+__all__ = ["POOL_TRIES", "hub_fair_pool", "hub_share", "least_cued_pool", "linked_pool", "pool_excess", "random_pool"]

@@ -33,6 +33,7 @@ from question_bank import formatting as fmt
 from question_bank.choices import N_DISTRACTORS, at_common_width, can_pick_distractors, numeric_options
 from question_bank.errors import GenerationError, Redraw
 from question_bank.families._common import check_close, check_equal, float_answer, int_answer
+from question_bank.families._hub_pool import least_cued_pool
 from question_bank.mistakes import (
     register_double_mistakes,
     register_mistakes,
@@ -287,7 +288,7 @@ def _part_options(root: int, part: str, value: Any, text: str, wrong: list[Optio
     for attempt in range(CHOICE_DRAWS):
         rng = np.random.default_rng([root, index, attempt])
         try:
-            options = numeric_options(rng, value, text, wrong, note)
+            options = numeric_options(rng, value, text, least_cued_pool(rng, value, text, wrong), note)
         except Redraw:
             continue
         return [options[int(k)] for k in rng.permutation(len(options))]
