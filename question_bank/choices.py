@@ -79,12 +79,12 @@ def pick_distractors(
     if not sets:
         kept = _separated_run(pool, k)
         raise Redraw(f"only {len(kept)} distinct distractors for answer {answer_value!r}")
-    parts = _paths(pool, ways if ways is not None else candidates) if structure else None
+    parts = reaching_paths(pool, ways if ways is not None else candidates) if structure else None
     chosen = balanced_subset(rng, key_text, [option.text for option in pool], sets, parts)
     return [pool[i] for i in chosen]
 
 
-def _paths(pool: Sequence[Option], candidates: Sequence[Option]) -> list[Paths | None]:
+def reaching_paths(pool: Sequence[Option], candidates: Sequence[Option]) -> list[Paths | None]:
     """Per pool option, the mistakes of every candidate printed as it is (one way of reaching it each);
     None where one of them has no formula."""
     reached: dict[str, list[frozenset[str] | None]] = {}

@@ -49,6 +49,11 @@ RUNS = [
     pytest.param("perplexity-cross-entropy", 400, 99, id="perplexity-cross-entropy"),
     # the perplexity 143 in 143, loss_bits 44 in 110 (one other-unit double per sum slip)
     pytest.param("uniform-baseline", 400, 99, id="uniform-baseline"),
+    # the mistake hub (the choice one mistake from the most others): every word's single mistake
+    # made the key the hub, 200 times in 200
+    pytest.param("greedy-next-token", 200, 99, id="greedy-next-token-mistake-hub"),
+    # the mistake hub 156 times in 200 (one double among eleven singles)
+    pytest.param("scored-positions", 200, 99, id="scored-positions-mistake-hub"),
 ]
 
 

@@ -9,6 +9,7 @@ from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.errors import Redraw
 from question_bank.families._common import check_equal, int_answer
+from question_bank.families._hub_pool import hub_fair_pool
 from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Answer, Draft, Option
@@ -72,17 +73,27 @@ register_double_mistakes("causal-mask", MISTAKES, [
     ("blocked_count/first-query", "blocked_count/fence-post", "T-2", lambda f: f["T"] - 2),
     # a count above the key and at least as long (the longest player: most shorter counts lie below it)
     ("blocked_count/every-pair", "blocked_count/fence-post", "(T-1)^2", lambda f: (f["T"] - 1) ** 2),
+    # both triangles with the diagonal taken out twice, or for the first query alone (its row and
+    # its column): counts one mistake from a single, not from the key (the mistake hub)
+    ("blocked_count/diagonal-removed-twice", "blocked_count/both-triangles", "T(T-3)",
+     lambda f: f["T"] * (f["T"] - 3) if f["T"] > 3 else f["T"] * (f["T"] - 1)),
+    ("blocked_count/first-query", "blocked_count/both-triangles", "2(T-1)", lambda f: 2 * (f["T"] - 1)),
     ("allowed_count/blocked", "allowed_count/ordered-twice", "T(T-1)", lambda f: f["T"] * (f["T"] - 1)),
     ("allowed_count/fence-post", "allowed_count/ordered-twice", "(T+1)(T+2)",
      lambda f: (f["T"] + 1) * (f["T"] + 2)),
     ("allowed_count/fence-post-diagonal", "allowed_count/ordered-twice", "(T-1)(T-2)",
      lambda f: (f["T"] - 1) * (f["T"] - 2)),
+    # counts a single mistake away from a single, not from the key (the mistake hub found the
+    # allowed count 38 times in 75, stress -n 200 --seed 99): T+1 positions with only the diagonal
+    # or with every pair
+    ("allowed_count/fence-post", "allowed_count/diagonal-only", "T+1", lambda f: f["T"] + 1),
+    ("allowed_count/fence-post", "allowed_count/every-pair", "(T+1)^2", lambda f: (f["T"] + 1) ** 2),
 ])
 
 @register_family
 class CausalMask(Family):
     name = "causal-mask"
-    version = 7  # v7: a fourth allowed count below the key (T-1), a blocked count above it ((T-1)^2); v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 8  # v8: two-mistake counts one slip from a single (T+1, (T+1)^2, T(T-3), 2(T-1)) and a pool of its known mistakes chosen for the draw (the mistake hub); v7: a fourth allowed count below the key (T-1), a blocked count above it ((T-1)^2); v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Allowed and blocked pairs of a causal mask"
     summary = "Count blocked or allowed query-key pairs for T positions, or pick the blocked pairs."
     tags = ("attention", "causal-mask")
@@ -110,7 +121,7 @@ class CausalMask(Family):
                     f"allowed (diagonal included), out of T^2 = {fmt.integer(T * T)}.")
         parameters = {"ask": ask, "T": T}
         wrong = wrong_options(MISTAKES, [k for k in MISTAKES if k.startswith(ask + "/")], parameters, fmt.integer)
-        options = numeric_options(rng, value, fmt.integer(value), wrong,
+        options = numeric_options(rng, value, fmt.integer(value), hub_fair_pool(rng, value, fmt.integer(value), wrong),
                                   "Correct: only keys after the query are blocked.")
         return Draft(parameters=parameters, stem=stem, answer=int_answer(value, unit="pairs"),
                      options=options, solution=solution, mistakes=wrong)

@@ -33,6 +33,7 @@ from question_bank import formatting as fmt
 from question_bank.choices import N_DISTRACTORS, at_common_width, can_pick_distractors, numeric_options
 from question_bank.errors import GenerationError, Redraw
 from question_bank.families._common import check_close, check_equal, float_answer, int_answer
+from question_bank.families._hub_pool import least_cued_pool
 from question_bank.mistakes import (
     register_double_mistakes,
     register_mistakes,
@@ -197,7 +198,8 @@ MISTAKES = register_mistakes(FAMILY, [
      "That divides by N V = {N} * {V}, as if the loss averaged every logit; the mean runs over the N = {N} positions."),
 ])
 #: Sign slips on wrong values too, so an x / -x pair does not surround only the key.
-register_sign_slips(FAMILY, MISTAKES, "logit/negated", ["logit/bias-dropped", "logit/neighbour-state"])
+register_sign_slips(FAMILY, MISTAKES, "logit/negated",
+                    ["logit/bias-dropped", "logit/neighbour-state", "logit/other-token", "logit/bias-twice"])
 register_sign_slips(FAMILY, MISTAKES, "loss/sign", ["loss/no-1-over-n", "loss/log-base-2"])
 register_sign_slips(FAMILY, MISTAKES, "gradient/negated",
                     ["gradient/no-1-over-n", "gradient/over-vocab", "gradient/wrong-axis", "gradient/no-onehot"])
@@ -205,6 +207,16 @@ register_sign_slips(FAMILY, MISTAKES, "gradient/negated",
 register_double_mistakes(FAMILY, MISTAKES, [
     ("logit/bias-dropped", "logit/neighbour-state", "h_(i±1) @ W_head[:, t]",
      lambda f: f["z_no_bias"][f["neighbour"]][f["t"]]),
+    # the logit part's other pairs: a single and its double share a mistake, so the key is not the
+    # one choice every other is one slip from (the mistake hub found it 20 times in 40, seed 99)
+    ("logit/other-token", "logit/bias-dropped", "h_i @ W_head[:, t_other]",
+     lambda f: f["z_no_bias"][f["i"]][f["other"]]),
+    ("logit/other-token", "logit/neighbour-state", "z[i±1, t_other]",
+     lambda f: f["z"][f["neighbour"]][f["other"]]),
+    ("logit/other-token", "logit/bias-twice", "h_i @ W_head[:, t_other] + 2 b[t_other]",
+     lambda f: f["z"][f["i"]][f["other"]] + f["b_head"][f["other"]]),
+    ("logit/neighbour-state", "logit/bias-twice", "h_(i±1) @ W_head[:, t] + 2 b[t]",
+     lambda f: f["z"][f["neighbour"]][f["t"]] + f["b_t"]),
     ("probability/bias-dropped", "probability/base-2", "2^(hW)_t / sum_k 2^(hW)_k",
      lambda f: _softmax(f["z_no_bias"][f["i"]], f["t"], base=2.0)),
     ("probability/wrong-axis", "probability/base-2", "base-2 softmax over the positions",
@@ -223,10 +235,34 @@ register_double_mistakes(FAMILY, MISTAKES, [
      lambda f: math.log(f["p"]) - 1),
     ("probability/neighbour-row", "probability/bias-dropped", "softmax(h_(i±1) @ W_head)[t]",
      lambda f: _softmax(f["z_no_bias"][f["neighbour"]], f["t"])),
+    # the probability part's other pairs (the mistake hub found its key 18 times in 40, seed 99)
+    ("probability/other-token", "probability/bias-dropped", "softmax(h_i @ W_head)[t_other]",
+     lambda f: _softmax(f["z_no_bias"][f["i"]], f["other"])),
+    ("probability/other-token", "probability/base-2", "2^z_other / sum_k 2^z_k",
+     lambda f: _softmax(f["z"][f["i"]], f["other"], base=2.0)),
+    ("probability/neighbour-row", "probability/base-2", "base-2 softmax(z[i±1])[t]",
+     lambda f: _softmax(f["z"][f["neighbour"]], f["t"], base=2.0)),
+    ("probability/other-token", "probability/neighbour-row", "softmax(z[i±1])[t_other]",
+     lambda f: _softmax(f["z"][f["neighbour"]], f["other"])),
+    ("probability/sigmoid", "probability/bias-dropped", "sigmoid(h_i @ W_head[:, t])",
+     lambda f: 1 / (1 + math.exp(-f["z_no_bias"][f["i"]][f["t"]]))),
+    ("probability/whole-array", "probability/bias-dropped", "e^(hW)[i,t] / sum over all N*V of e^(hW)",
+     lambda f: _whole_array(f["z_no_bias"], f["i"], f["t"])),
     ("loss/log-base-10", "loss/no-1-over-n", "sum over n of -log10 p_n",
      lambda f: f["loss"] * f["N"] / math.log(10.0)),
     ("loss/bias-dropped", "loss/no-1-over-n", "sum over n of -ln p_n from h @ W_head",
      lambda f: _loss(f["z_no_bias"], f["targets"]) * f["N"]),
+])
+
+#: Three slips at once on the logit: a double with its sign flipped too, one mistake from the double
+#: and from two sign-slipped singles, so a set of them has its own centre.
+register_double_mistakes(FAMILY, MISTAKES, [
+    ("logit/bias-dropped+neighbour-state", "logit/negated", "-(h_(i±1) @ W_head[:, t])",
+     lambda f: -f["z_no_bias"][f["neighbour"]][f["t"]]),
+    ("logit/other-token+bias-dropped", "logit/negated", "-(h_i @ W_head[:, t_other])",
+     lambda f: -f["z_no_bias"][f["i"]][f["other"]]),
+    ("logit/other-token+neighbour-state", "logit/negated", "-z[i±1, t_other]",
+     lambda f: -f["z"][f["neighbour"]][f["other"]]),
 ])
 
 _NAMES = {part: [name for name in MISTAKES if name.startswith(part + "/")] for part in PARTS}
@@ -252,7 +288,7 @@ def _part_options(root: int, part: str, value: Any, text: str, wrong: list[Optio
     for attempt in range(CHOICE_DRAWS):
         rng = np.random.default_rng([root, index, attempt])
         try:
-            options = numeric_options(rng, value, text, wrong, note)
+            options = numeric_options(rng, value, text, least_cued_pool(rng, value, text, wrong), note)
         except Redraw:
             continue
         return [options[int(k)] for k in rng.permutation(len(options))]
@@ -263,7 +299,7 @@ def _part_options(root: int, part: str, value: Any, text: str, wrong: list[Optio
 @register_family
 class LogitsToGradient(Family):
     name = FAMILY
-    version = 2  # v2: the probability, loss and gradient parts print their choices at one length
+    version = 3  # v3: two- and three-mistake logits and probabilities that share a mistake with a single (the mistake hub); v2: the probability, loss and gradient parts print their choices at one length
     title = "From logits to the gradient"
     summary = "A multi-part item: one LM-head scenario from a logit to softmax, loss and a dlogits entry."
     tags = ("lm-head", "softmax", "cross-entropy", "gradient", "multi-part")
