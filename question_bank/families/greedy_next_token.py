@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import N_DISTRACTORS, known_mistakes, numeric_options
-from question_bank.cues import mistake_parts, structure_links
+from question_bank.choices import N_DISTRACTORS, known_mistakes, numeric_options, reaching_paths
+from question_bank.cues import structure_links
 from question_bank.errors import Redraw
 from question_bank.families._common import WORDS, check_equal, correct_choices
 from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
@@ -74,9 +74,12 @@ def hub_can_miss_key(key_text: str, wrong: list[Option], k: int = N_DISTRACTORS)
     order over the sets a variant offers; with three to five distinct words it often offers one set,
     or only sets where the key is the hub, and no fit then brings the reader back to chance.
     """
-    parts = [mistake_parts(option.formula) for option in known_mistakes(key_text, wrong) if option.text != key_text]
+    usable = [option for option in known_mistakes(key_text, wrong) if option.text != key_text]
+    parts = reaching_paths(usable, wrong)
+    if any(p is None for p in parts):
+        return True
     for chosen in itertools.combinations(range(len(parts)), k):
-        members = [frozenset(), *(parts[i] for i in chosen)]
+        members = [(frozenset(),), *(parts[i] for i in chosen)]
         degrees = structure_links(members).sum(axis=1)
         top = degrees == degrees.max()
         # a set where every choice ties (a square, or no links) shows the reader nothing: the fit
