@@ -8,6 +8,7 @@ import numpy as np
 
 from question_bank import formatting as fmt
 from question_bank.choices import at_common_width, numeric_options
+from question_bank.families._hub_pool import least_cued_pool
 from question_bank.cues import just_above
 from question_bank.families._common import LN2, check_close, float_answer, plain_mean_cross_entropy
 from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
@@ -83,7 +84,7 @@ register_double_mistakes("shifted-cross-entropy", MISTAKES, [
 @register_family
 class ShiftedCrossEntropy(Family):
     name = "shifted-cross-entropy"
-    version = 7  # v7: every choice printed at one length, one more double mistake below the key; v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 8  # v8: the misaligned losses with the other slips too, and the least cued of a few cuts of the mistakes shown; v7: every choice printed at one length, one more double mistake below the key; v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Cross-entropy with shifted targets"
     summary = "Mean next-token cross-entropy of a small logits table: position t is scored on token t+1."
     tags = ("cross-entropy", "alignment")
@@ -114,7 +115,10 @@ class ShiftedCrossEntropy(Family):
         # larger of such a pair is the key (the close-larger player): with T = 3 the sum over T in
         # bits is always 0.96 of the key. It stays a known mistake for typed answers, not a choice.
         shown = [option for option in printed if not just_above(loss, float(option.value))]
-        options = numeric_options(rng, answer.value, key_text, shown,
+        # of a few cuts of the mistakes to the draw's pool size, the one its fit leaves least cued: a
+        # random cut often dropped the singles a double shares (mistake hub 210 in 664 at seed 0)
+        options = numeric_options(rng, answer.value, key_text,
+                                  least_cued_pool(rng, answer.value, key_text, shown),
                                   "Correct: logits at t are scored against the token at t+1.")
         return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
                      mistakes=printed)
