@@ -269,3 +269,17 @@ def test_a_choice_two_pairs_of_mistakes_reach_is_one_mistake_from_the_singles_of
     links = structure_links([key, a, b, both_ways])
     assert links[1, 3] and links[2, 3] and not links[0, 3]
     assert not structure_links([key, a, b, (frozenset({"a", "c"}),)])[2, 3]
+
+
+#: Families whose key the mistake hub found in every variant, or nearly, while each wrong choice carried
+#: one mistake (200 variants, seed 99: greedy-next-token 200/200, lm-head-shapes 22/22 to 30/30 per
+#: quantity, scored-positions 156/200, softmax-values masked 44/75, head-gradient-values dlogits_row
+#: 25/59); their choices with two or three mistakes keep it at chance (the cue test above).
+HUB_FAMILIES = ("greedy-next-token", "lm-head-shapes", "scored-positions", "softmax-values", "head-gradient-values")
+
+
+@pytest.mark.parametrize("family", HUB_FAMILIES)
+def test_the_mistake_hub_reads_the_choices_where_it_once_found_the_key(family):
+    # the cue test passes a player that abstains everywhere: it must have had choices to pick from
+    hub = [scores["mistake-hub"] for scores in _cue_row(family).cues.scores.values()]
+    assert sum(score.applied for score in hub) >= CUE_N // 2, [score.applied for score in hub]
