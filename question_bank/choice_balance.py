@@ -234,8 +234,7 @@ def place_table(scores: np.ndarray, strict: bool = False) -> np.ndarray:
 FIT_ROUNDS = 100
 
 
-#: Per pool option, the sets of mistakes that reach it (see :func:`question_bank.cues.structure_links`),
-#: or None where unknown.
+#: Per pool option, the sets of mistakes that reach it (:func:`question_bank.cues.structure_links`), or None.
 Parts = Sequence[Paths | None] | None
 
 
