@@ -15,6 +15,9 @@ the key's place in each order is then near uniform, as far as the mistakes
 allow: a family whose mistakes all lie on one side of the key, or are all one
 edit of it, needs more mistakes (the other side, two mistakes at once, sign
 slips of wrong values) before any draw can help.
+
+Why one module of this size: what a reader sees of the choices, the places and targets of the key,
+and the fit that meets them are one mechanism; families that add readers of their own reuse its fit.
 """
 from __future__ import annotations
 
@@ -265,10 +268,18 @@ def balanced_subset(rng: np.random.Generator, key_text: str, pool_texts: Sequenc
 def fitted_weights(key_text: str, pool_texts: Sequence[str], allowed: Sequence[Sequence[int]],
                    parts: Parts = None) -> np.ndarray:
     """The weight :func:`balanced_subset` draws each of the ``allowed`` sets by (summing to 1)."""
-    orders, groups, chance = fit_problem(key_text, pool_texts, allowed, parts)
+    return problem_weights(fit_problem(key_text, pool_texts, allowed, parts), len(allowed))
+
+
+def problem_weights(problem: tuple[list[tuple[np.ndarray, np.ndarray]], list[tuple[np.ndarray, np.ndarray]], float],
+                    count: int, caps: Sequence[tuple[np.ndarray, np.ndarray, float]] = ()) -> np.ndarray:
+    """The weights of ``count`` sets fitted to a :func:`fit_problem` answer, with more capped players
+    ``caps`` ((hit, applies, limit) per set) fitted after its own."""
+    orders, groups, chance = problem
     # The value order last: met exactly where it can be.
     return fit_weights([_OrderFit(table, target) for table, target in orders[::-1]],
-                       [_CapFit(hit, applies, CAP_SHARE * chance) for hit, applies in groups], len(allowed))
+                       [*(_CapFit(hit, applies, CAP_SHARE * chance) for hit, applies in groups),
+                        *(_CapFit(hit, applies, limit) for hit, applies, limit in caps)], count)
 
 
 def fit_problem(key_text: str, pool_texts: Sequence[str], allowed: Sequence[Sequence[int]], parts: Parts = None
@@ -397,4 +408,4 @@ def candidate_sets(n: int, k: int, compatible: Callable[[int, int], bool]) -> li
 
 
 __all__ = ["MAX_POOL", "PLAYED_PLACES", "balanced_subset", "candidate_sets", "fit_problem", "fit_weights", "fitted_weights",
-           "place_table", "place_target"]
+           "place_table", "place_target", "problem_weights"]

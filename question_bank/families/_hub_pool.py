@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from question_bank.choice_balance import MAX_POOL, candidate_sets, fit_problem, fitted_weights
+from question_bank.choice_balance import MAX_POOL, candidate_sets, fit_problem, fitted_weights, problem_weights
 from question_bank.choices import N_DISTRACTORS, known_mistakes, reaching_paths, separated
 from question_bank.cues import mistake_parts, structure_links
 from question_bank.variant import Option
@@ -56,8 +56,8 @@ def pool_excess(key_text: str, pool: Sequence[Option], k: int = N_DISTRACTORS) -
     if not sets:
         return 1.0
     texts, parts = [o.text for o in pool], reaching_paths(pool, pool)
-    weights = fitted_weights(key_text, texts, sets, parts)
-    orders, groups, chance = fit_problem(key_text, texts, sets, parts)
+    orders, groups, chance = problem = fit_problem(key_text, texts, sets, parts)
+    weights = problem_weights(problem, len(sets))
     excess = 0.0
     for table, target in orders:
         mass = weights @ table

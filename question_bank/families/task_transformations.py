@@ -10,8 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from question_bank.choice_balance import (CAP_SHARE, MAX_POOL, _CapFit, _OrderFit, candidate_sets,
-                                         fit_problem, fit_weights)
+from question_bank.choice_balance import MAX_POOL, candidate_sets, fit_problem, problem_weights
 from question_bank.choices import N_DISTRACTORS
 from question_bank.families._common import SENTENCES
 from question_bank.registry import Family, register_family
@@ -178,7 +177,6 @@ def pick_choices(rng: np.random.Generator, key: Option, wrong: list[Option], k: 
     sets = candidate_sets(len(pool), N_DISTRACTORS, lambda a, b: pool[a].text != pool[b].text)
     orders, groups, chance = fit_problem(key.text, [o.text for o in pool], sets)
     readers = np.array([_reader_shares([key.value, *(pool[i].value for i in s)], k) for s in sets])
-    caps = [_CapFit(hit, applies, CAP_SHARE * chance) for hit, applies in groups]
     # the readers are capped a little above chance, after the text players
     # where the placeholders give the task away (the key the only choice right for any task, in every set),
     # the flaw and placeholder readers find the key whatever is drawn; capping them would only cost the others
@@ -186,9 +184,9 @@ def pick_choices(rng: np.random.Generator, key: Option, wrong: list[Option], k: 
     # A and B allow three keys (A first, B first, both orders): the placeholder reader cannot be held below
     # one in three, and holding it there pushed similarity to the sets of short one-order choices
     limits = (READER_CAP * chance, PLACEHOLDER_CAP, READER_CAP * chance)
-    caps += [_CapFit(readers[:, j], np.ones(len(sets)), limits[j]) for j in capped]
+    caps = [(readers[:, j], np.ones(len(sets)), limits[j]) for j in capped]
     # fitted as fitted_weights fits the text players, with the three readers as three more capped players
-    weights = fit_weights([_OrderFit(table, target) for table, target in orders[::-1]], caps, len(sets))
+    weights = problem_weights((orders, groups, chance), len(sets), caps)
     chosen = sets[int(rng.choice(len(sets), p=weights))]
     return [pool[i] for i in chosen]
 
