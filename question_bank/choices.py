@@ -75,7 +75,7 @@ def pick_distractors(
     pool = [candidates[int(i)] for i in rng.permutation(len(candidates))]
     # a value apart from the key can still print like it (a row of rounded entries): not a choice
     pool = [option for option in pool if usable(option, answer_value) and option.text != key_text][:MAX_POOL]
-    sets = candidate_sets(len(pool), k, lambda a, b: _apart(pool[a], pool[b]))
+    sets = candidate_sets(len(pool), k, lambda a, b: apart(pool[a], pool[b]))
     if not sets:
         kept = _separated_run(pool, k)
         raise Redraw(f"only {len(kept)} distinct distractors for answer {answer_value!r}")
@@ -97,7 +97,8 @@ def reaching_paths(pool: Sequence[Option], candidates: Sequence[Option]) -> list
     return paths
 
 
-def _apart(a: Option, b: Option) -> bool:
+def apart(a: Option, b: Option) -> bool:
+    """Whether two options can be shown together: clearly different values, printed differently."""
     return separated(a.value, b.value) and a.text != b.text
 
 
@@ -105,7 +106,7 @@ def _separated_run(options: Sequence[Option], k: int) -> list[Option]:
     """The first up to ``k`` options, in order, each clearly apart from those kept before it."""
     kept: list[Option] = []
     for option in options:
-        if all(_apart(option, other) for other in kept):
+        if all(apart(option, other) for other in kept):
             kept.append(option)
         if len(kept) == k:
             break

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from question_bank.choice_balance import MAX_POOL, candidate_sets, fit_problem, fitted_weights, problem_weights
-from question_bank.choices import N_DISTRACTORS, known_mistakes, reaching_paths, separated
+from question_bank.choices import N_DISTRACTORS, apart, known_mistakes, reaching_paths
 from question_bank.cues import mistake_parts, structure_links
 from question_bank.variant import Option
 
@@ -51,8 +51,7 @@ def pool_excess(key_text: str, pool: Sequence[Option], k: int = N_DISTRACTORS) -
     """How far past chance the draw over ``pool`` leaves its worst cue: under the draw's own fitted
     weights, the largest share of the key at any place of any order (the mistake hub's among them)
     beyond that place's target, and of any group player beyond chance. 1 when no set can be drawn."""
-    sets = candidate_sets(len(pool), k, lambda a, b: separated(pool[a].value, pool[b].value)
-                          and pool[a].text != pool[b].text)
+    sets = candidate_sets(len(pool), k, lambda a, b: apart(pool[a], pool[b]))
     if not sets:
         return 1.0
     texts, parts = [o.text for o in pool], reaching_paths(pool, pool)
@@ -93,8 +92,7 @@ def least_cued_pool(rng: np.random.Generator, key_value: Any, key_text: str, wro
 def hub_share(key_text: str, pool: Sequence[Option], k: int = N_DISTRACTORS) -> float:
     """How often the draw, over ``pool``, shows the key as the choice one mistake from the most others,
     among the sets where that choice is defined (0 when it never is)."""
-    sets = candidate_sets(len(pool), k, lambda a, b: separated(pool[a].value, pool[b].value)
-                          and pool[a].text != pool[b].text)
+    sets = candidate_sets(len(pool), k, lambda a, b: apart(pool[a], pool[b]))
     if not sets:
         return 1.0
     parts = reaching_paths(pool, pool)
