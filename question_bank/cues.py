@@ -437,15 +437,40 @@ def structure_hub_player(texts: Sequence[str], paths: Sequence[Paths | None]) ->
 
 def choice_parts(variant: dict[str, Any]) -> list[Paths | None]:
     """Each rendered choice's ways of being reached: none for a correct choice, one per known mistake
-    of the variant printed as the choice is, ``None`` where no known mistake prints it (unknown)."""
-    formulas: dict[str, list[frozenset[str]]] = {}
+    of the variant printed as the choice is, ``None`` where no known mistake prints it (unknown).
+
+    A mistake is matched by its text, else by its value: a family that prints every choice at one
+    length (:func:`question_bank.choices.at_common_width`) lists its mistakes in their ordinary
+    printing, and matched by text alone those choices read as unknown, so the reader of mistakes
+    was blind to them."""
+    by_text: dict[str, list[frozenset[str]]] = {}
+    by_value: list[tuple[Any, frozenset[str]]] = []
     for mistake in variant.get("mistakes") or []:
         for formula in [mistake.get("formula"), *mistake.get("also", [])]:
             parts = mistake_parts(formula)
             if parts is not None:
-                formulas.setdefault(mistake.get("text"), []).append(parts)
-    return [(frozenset(),) if c["correct"] else (tuple(formulas[c["text"]]) if c["text"] in formulas else None)
-            for c in variant["choices"]]
+                by_text.setdefault(mistake.get("text"), []).append(parts)
+                by_value.append((mistake.get("value"), parts))
+
+    def ways(choice: dict[str, Any]) -> Paths | None:
+        if choice["correct"]:
+            return (frozenset(),)
+        if choice["text"] in by_text:
+            return tuple(by_text[choice["text"]])
+        found = tuple(parts for value, parts in by_value if _same_value(value, choice.get("value")))
+        return found or None
+
+    return [ways(c) for c in variant["choices"]]
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Whether a listed mistake's value is a choice's value: the same number up to float rounding
+    (its value is stored once, printed two ways), or equal otherwise."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return a is not None and a == b
 
 
 def _mistake_structure(variant: dict[str, Any]) -> bool:
