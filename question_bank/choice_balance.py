@@ -271,21 +271,22 @@ def fitted_weights(key_text: str, pool_texts: Sequence[str], allowed: Sequence[S
     return problem_weights(fit_problem(key_text, pool_texts, allowed, parts), len(allowed))
 
 
-def problem_weights(problem: tuple[list[tuple[np.ndarray, np.ndarray]], list[tuple[np.ndarray, np.ndarray]], float],
+def problem_weights(problem: tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], list[tuple[np.ndarray, np.ndarray]], float],
                     count: int, caps: Sequence[tuple[np.ndarray, np.ndarray, float]] = ()) -> np.ndarray:
     """The weights of ``count`` sets fitted to a :func:`fit_problem` answer, with more capped players
     ``caps`` ((hit, applies, limit) per set) fitted after its own."""
     orders, groups, chance = problem
     # The value order last: met exactly where it can be.
-    return fit_weights([_OrderFit(table, target) for table, target in orders[::-1]],
+    return fit_weights([_OrderFit(table, target) for table, target, _ in orders[::-1]],
                        [*(_CapFit(hit, applies, CAP_SHARE * chance) for hit, applies in groups),
                         *(_CapFit(hit, applies, limit) for hit, applies, limit in caps)], count)
 
 
 def fit_problem(key_text: str, pool_texts: Sequence[str], allowed: Sequence[Sequence[int]], parts: Parts = None
-                ) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[tuple[np.ndarray, np.ndarray]], float]:
+                ) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], list[tuple[np.ndarray, np.ndarray]], float]:
     """What the fit of the ``allowed`` sets is asked: for each visible order that applies and places the key
-    somewhere, its place table (sets, places) and the target spread of the key's place; for each
+    somewhere, its place table (sets, places), the target spread of the key's place and which places a
+    player picks (booleans: a pool whose sets cannot reach some place is judged by those); for each
     group-picking player that picks in some set, where it hits the key and where it picks (sets,), as
     floats; and chance, one over the number of choices."""
     width = len(allowed[0])
@@ -298,7 +299,7 @@ def fit_problem(key_text: str, pool_texts: Sequence[str], allowed: Sequence[Sequ
         table = place_table(scores, strict=order == 0)
         reached = table.sum(axis=0) > 0
         if reached.any():
-            orders.append((table, place_target(reached, PLAYED_PLACES[order])))
+            orders.append((table, place_target(reached, PLAYED_PLACES[order]), _played(width, PLAYED_PLACES[order])))
     if parts is not None and all(p is not None for p in parts):
         # the mistake hub: how many choices are one mistake from each (the key carries none)
         links = structure_links([(frozenset(),), *(p for p in parts if p is not None)])
@@ -306,9 +307,16 @@ def fit_problem(key_text: str, pool_texts: Sequence[str], allowed: Sequence[Sequ
         table = place_table(degrees)
         reached = table.sum(axis=0) > 0
         if reached.any():
-            orders.append((table, place_target(reached, (-1,))))
+            orders.append((table, place_target(reached, (-1,)), _played(width, (-1,))))
     groups = [(hit, applies.astype(float)) for hit, applies in features.pick_hits(members) if applies.any()]
     return orders, groups, 1.0 / (width + 1)
+
+
+def _played(width: int, played: tuple[int, ...] | None) -> np.ndarray:
+    """Which of the places ``0 .. width`` a player picks (every place where ``played`` is None)."""
+    mask = np.zeros(width + 1, dtype=bool)
+    mask[[p % (width + 1) for p in played] if played is not None else slice(None)] = True
+    return mask
 
 
 class _OrderFit:

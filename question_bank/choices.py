@@ -185,6 +185,7 @@ def numeric_options(
     candidates: Sequence[Option],
     correct_feedback: str,
     structure: bool = True,
+    ways: Sequence[Option] | None = None,
 ) -> list[Option]:
     """The correct option followed by ``N_DISTRACTORS`` distractors drawn from ``candidates``.
 
@@ -195,10 +196,13 @@ def numeric_options(
         candidates: wrong options, usually from :func:`question_bank.mistakes.wrong_options`.
         correct_feedback: shown when the correct option is picked.
         structure: see :func:`pick_distractors`.
+        ways: every mistake the family computed (default ``candidates``): a family that hands over
+            only some of them (a chosen pool) passes all, so a value two formulas give is read as
+            reached both ways, as the variant records it.
     """
     correct = Option(value=answer_value, text=answer_text, correct=True, feedback=correct_feedback)
     return signs_only_where_negative([correct, *pick_distractors(rng, answer_value, known_mistakes(
-        answer_value, candidates), answer_text=answer_text, structure=structure, ways=candidates)])
+        answer_value, candidates), answer_text=answer_text, structure=structure, ways=candidates if ways is None else ways)])
 
 
 def signs_only_where_negative(options: Sequence[Option]) -> list[Option]:

@@ -236,6 +236,9 @@ _ENTRIES = (
                   "Blocked pairs are the future keys k > j; allowed pairs are k <= j, diagonal included."),
     Misconception("no-mask", "Mask ignored",
                   "Without the mask every query sees every key: T^2 pairs."),
+    Misconception("mask-counted-per-head", "Every head's mask counted",
+                  "Each attention head applies the same T x T causal mask; one head's mask has T^2 "
+                  "pairs, whatever the number of heads."),
     Misconception("attends-only-to-itself", "Only the diagonal allowed",
                   "A query sees itself and every earlier key, not only itself."),
     Misconception("one-row-only", "One sequence counted",

@@ -47,22 +47,25 @@ def linked_pool(rng: np.random.Generator, usable: Sequence[Option], size: int = 
     return kept + [rest[int(k)] for k in rng.permutation(len(rest))][:size - len(kept)]
 
 
-def pool_excess(key_text: str, pool: Sequence[Option], k: int = N_DISTRACTORS) -> float:
+def pool_excess(key_text: str, pool: Sequence[Option], k: int = N_DISTRACTORS,
+                ways: Sequence[Option] | None = None) -> float:
     """How far past chance the draw over ``pool`` leaves its worst cue: under the draw's own fitted
-    weights, the largest share of the key at any place of any order (the mistake hub's among them)
-    beyond that place's target, and of any group player beyond chance. 1 when no set can be drawn."""
+    weights, the largest share of the key at any place a player picks (the smallest, the longest,
+    the mistake hub, ...) beyond chance, and of any group player beyond chance. 1 when no set can
+    be drawn. Chance, not the fit's target: a pool none of whose sets makes the key the largest is
+    fitted to a third at each other rank, which the 2nd-smallest player reads as a cue."""
     sets = candidate_sets(len(pool), k, lambda a, b: apart(pool[a], pool[b]))
     if not sets:
         return 1.0
-    texts, parts = [o.text for o in pool], reaching_paths(pool, pool)
+    texts, parts = [o.text for o in pool], reaching_paths(pool, pool if ways is None else ways)
     orders, groups, chance = problem = fit_problem(key_text, texts, sets, parts)
     weights = problem_weights(problem, len(sets))
     excess = 0.0
-    for table, target in orders:
+    for table, _, played in orders:
         mass = weights @ table
         shown = float(mass.sum())
         if shown > 0:
-            excess = max(excess, float((mass / shown - target).max()))
+            excess = max(excess, float((mass[played] / shown).max()) - chance)
     for hit, applies in groups:
         picked = float(weights @ applies)
         if picked > 0:
@@ -85,17 +88,19 @@ def least_cued_pool(rng: np.random.Generator, key_value: Any, key_text: str, wro
     scored = []
     for _ in range(tries):
         pool = random_pool(rng, usable)
-        scored.append((pool_excess(key_text, pool, k), len(scored), pool))
+        scored.append((pool_excess(key_text, pool, k, wrong), len(scored), pool))
     return min(scored)[2]
 
 
-def hub_share(key_text: str, pool: Sequence[Option], k: int = N_DISTRACTORS) -> float:
+def hub_share(key_text: str, pool: Sequence[Option], k: int = N_DISTRACTORS,
+              ways: Sequence[Option] | None = None) -> float:
     """How often the draw, over ``pool``, shows the key as the choice one mistake from the most others,
-    among the sets where that choice is defined (0 when it never is)."""
+    among the sets where that choice is defined (0 when it never is); ``ways`` (default ``pool``) are
+    every mistake the family computed, so a value two formulas give is reached both ways."""
     sets = candidate_sets(len(pool), k, lambda a, b: apart(pool[a], pool[b]))
     if not sets:
         return 1.0
-    parts = reaching_paths(pool, pool)
+    parts = reaching_paths(pool, pool if ways is None else ways)
     if any(p is None for p in parts):
         return 0.0
     weights = fitted_weights(key_text, [o.text for o in pool], sets, parts)
@@ -119,7 +124,7 @@ def hub_fair_pool(rng: np.random.Generator, key_value: Any, key_text: str, wrong
     best: tuple[float, list[Option]] | None = None
     for _ in range(tries):
         pool = linked_pool(rng, usable)
-        share = hub_share(key_text, pool, k)
+        share = hub_share(key_text, pool, k, wrong)
         if best is None or share < best[0]:
             best = (share, pool)
         if share <= 1.0 / (k + 1) + 1e-9:

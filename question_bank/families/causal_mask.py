@@ -9,13 +9,16 @@ from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.errors import Redraw
 from question_bank.families._common import check_equal, int_answer
-from question_bank.families._hub_pool import hub_fair_pool
+from question_bank.families._hub_pool import least_cued_pool
 from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Answer, Draft, Option
 from solutions import causal_mask
 
 ASKS = ("blocked_count", "allowed_count", "blocked_pairs")
+#: Heads of the layer in a count question: the mask is one head's, and each head has its own. At
+#: least 8, so every head's count prints longer than one head's.
+HEADS = (8, 12, 16)
 PAIRS_SHOWN = 5
 
 #: Every wrong count this family knows, by what is asked.
@@ -38,6 +41,12 @@ MISTAKES = register_mistakes("causal-mask", [
     ("blocked_count/diagonal-removed-twice", "mask-diagonal-removed-twice", "T(T-3)/2",
      lambda f: f["T"] * (f["T"] - 3) // 2 if f["T"] > 3 else f["T"] * (f["T"] - 1) // 2,
      "T(T-1)/2 already leaves the diagonal out; subtracting its T = {T} pairs again removes them twice."),
+    # The pairs of every head's mask: a count several times the key, printed longer than it. Every
+    # other count is within a factor of about 2 of T^2/2 or near T, so the key was among the longest
+    # texts whenever the length showed (longest text 98 in 284 and 91 in 262, stress -n 1000, seed 12345).
+    ("blocked_count/every-head", "mask-counted-per-head", "h T(T-1)/2",
+     lambda f: f["heads"] * f["T"] * (f["T"] - 1) // 2,
+     "That counts the masks of all {heads} heads; the question asks for one head's mask."),
     ("allowed_count/blocked", "allowed-vs-blocked", "T(T-1)/2", lambda f: f["T"] * (f["T"] - 1) // 2,
      "That counts the blocked (future) pairs."),
     ("allowed_count/every-pair", "no-mask", "T^2", lambda f: f["T"] ** 2,
@@ -59,6 +68,13 @@ MISTAKES = register_mistakes("causal-mask", [
     ("allowed_count/last-query-earlier-keys", "one-query-only", "T-1", lambda f: f["T"] - 1,
      "That is the keys before the last query only; query j sees j+1 keys (itself included), summed over "
      "every query."),
+    # One position too few: the same count as the blocked pairs, so a choice T(T-1)/2 is one mistake
+    # from every choice one position short too (T-1 alone, (T-1)(T-2)/2).
+    ("allowed_count/fewer-positions", "positions-off-by-one", "(T-1)T/2", lambda f: (f["T"] - 1) * f["T"] // 2,
+     "That counts T-1 positions; T = {T} positions give T(T+1)/2 allowed pairs."),
+    ("allowed_count/every-head", "mask-counted-per-head", "h T(T+1)/2",
+     lambda f: f["heads"] * f["T"] * (f["T"] + 1) // 2,
+     "That counts the masks of all {heads} heads; the question asks for one head's mask."),
 ])
 
 
@@ -88,12 +104,26 @@ register_double_mistakes("causal-mask", MISTAKES, [
     # or with every pair
     ("allowed_count/fence-post", "allowed_count/diagonal-only", "T+1", lambda f: f["T"] + 1),
     ("allowed_count/fence-post", "allowed_count/every-pair", "(T+1)^2", lambda f: (f["T"] + 1) ** 2),
+    # every head's mask with another slip: long counts one mistake from a single, not from the key
+    ("blocked_count/every-head", "blocked_count/both-triangles", "h T(T-1)",
+     lambda f: f["heads"] * f["T"] * (f["T"] - 1)),
+    ("blocked_count/every-head", "blocked_count/diagonal-blocked", "h T(T+1)/2",
+     lambda f: f["heads"] * f["T"] * (f["T"] + 1) // 2),
+    ("blocked_count/every-head", "blocked_count/every-pair", "h T^2", lambda f: f["heads"] * f["T"] ** 2),
+    # counts below the key reached both as a single and as two mistakes (T-1 positions with only the
+    # diagonal, or with the blocked triangle): the key had few counts below it linked to anything but
+    # itself, and was the 2nd smallest too often (0.32 of the fitted draw, 1,000 variants, seed 12345)
+    ("allowed_count/diagonal-only", "allowed_count/fewer-positions", "T-1", lambda f: f["T"] - 1),
+    ("allowed_count/blocked", "allowed_count/fewer-positions", "(T-1)(T-2)/2",
+     lambda f: (f["T"] - 1) * (f["T"] - 2) // 2),
+    ("allowed_count/every-head", "allowed_count/blocked", "h T(T-1)/2",
+     lambda f: f["heads"] * f["T"] * (f["T"] - 1) // 2),
 ])
 
 @register_family
 class CausalMask(Family):
     name = "causal-mask"
-    version = 8  # v8: two-mistake counts one slip from a single (T+1, (T+1)^2, T(T-3), 2(T-1)) and a pool of its known mistakes chosen for the draw (the mistake hub); v7: a fourth allowed count below the key (T-1), a blocked count above it ((T-1)^2); v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 9  # v9: the stem names the layer's heads and asks for one head's mask; counting every head's mask is a mistake (a count printed longer than the key, which was among the longest texts whenever the length showed); v8: two-mistake counts one slip from a single (T+1, (T+1)^2, T(T-3), 2(T-1)) and a pool of its known mistakes chosen for the draw (the mistake hub); v7: a fourth allowed count below the key (T-1), a blocked count above it ((T-1)^2); v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Allowed and blocked pairs of a causal mask"
     summary = "Count blocked or allowed query-key pairs for T positions, or pick the blocked pairs."
     tags = ("attention", "causal-mask")
@@ -105,11 +135,12 @@ class CausalMask(Family):
         if ask == "blocked_pairs":
             return self._pairs(rng)
         T = int(rng.integers(2, 201))
+        heads = int(HEADS[int(rng.integers(len(HEADS)))])
         mask = causal_mask(T)                     # (T, T), True where blocked
         blocked = int(mask.sum())
         allowed = int((~mask).sum())
-        stem = (f"A causal self-attention layer processes T = {T} positions. Counting every (query, key) "
-                "pair, including a position with itself, ")
+        stem = (f"A causal self-attention layer with {heads} heads processes T = {T} positions. Counting "
+                "every (query, key) pair of one head's mask, including a position with itself, ")
         if ask == "blocked_count":
             stem += "how many pairs does the causal mask **block**?"
             value = blocked
@@ -118,11 +149,12 @@ class CausalMask(Family):
             value = allowed
         solution = (f"Query j may see keys k <= j, so the mask blocks the strict upper triangle: "
                     f"T(T-1)/2 = {fmt.integer(blocked)} pairs blocked, and T(T+1)/2 = {fmt.integer(allowed)} "
-                    f"allowed (diagonal included), out of T^2 = {fmt.integer(T * T)}.")
-        parameters = {"ask": ask, "T": T}
+                    f"allowed (diagonal included), out of T^2 = {fmt.integer(T * T)}. Each of the {heads} heads "
+                    "applies this same mask to its own scores; the count is per head.")
+        parameters = {"ask": ask, "T": T, "heads": heads}
         wrong = wrong_options(MISTAKES, [k for k in MISTAKES if k.startswith(ask + "/")], parameters, fmt.integer)
-        options = numeric_options(rng, value, fmt.integer(value), hub_fair_pool(rng, value, fmt.integer(value), wrong),
-                                  "Correct: only keys after the query are blocked.")
+        options = numeric_options(rng, value, fmt.integer(value), least_cued_pool(rng, value, fmt.integer(value), wrong),
+                                  "Correct: only keys after the query are blocked.", ways=wrong)
         return Draft(parameters=parameters, stem=stem, answer=int_answer(value, unit="pairs"),
                      options=options, solution=solution, mistakes=wrong)
 

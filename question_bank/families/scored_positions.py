@@ -124,7 +124,7 @@ class ScoredPositions(Family):
         parameters = {"lengths": lengths, "padded_length": P}
         wrong = wrong_options(MISTAKES, list(MISTAKES), self.facts(parameters), fmt.integer)
         options = numeric_options(rng, value, fmt.integer(value), hub_fair_pool(rng, value, fmt.integer(value), wrong),
-                                  "Correct: each sequence contributes its length minus one.")
+                                  "Correct: each sequence contributes its length minus one.", ways=wrong)
         return Draft(parameters=parameters, stem=stem, answer=int_answer(value, unit="positions"),
                      options=options, solution=solution, mistakes=wrong)
 
