@@ -288,7 +288,7 @@ def _part_options(root: int, part: str, value: Any, text: str, wrong: list[Optio
     for attempt in range(CHOICE_DRAWS):
         rng = np.random.default_rng([root, index, attempt])
         try:
-            options = numeric_options(rng, value, text, least_cued_pool(rng, value, text, wrong), note)
+            options = numeric_options(rng, value, text, least_cued_pool(rng, value, text, wrong), note, ways=wrong)
         except Redraw:
             continue
         return [options[int(k)] for k in rng.permutation(len(options))]
