@@ -52,6 +52,11 @@ RUNS = [
     pytest.param("perplexity-cross-entropy", 400, 99, id="perplexity-cross-entropy"),
     # the perplexity 143 in 143, loss_bits 44 in 110 (one other-unit double per sum slip)
     pytest.param("uniform-baseline", 400, 99, id="uniform-baseline"),
+    # the probability's mistake hub, once the reader matched choices printed at one length by value:
+    # 84 in 104 (its only double, both ends counted twice, lay below the key)
+    pytest.param("chain-rule-joint", 300, 99, id="chain-rule-joint-300"),
+    # the bigram probability's mistake hub 70 in 156 (every double at or below the key)
+    pytest.param("bigram-vs-full", 300, 99, id="bigram-vs-full-300"),
 ]
 
 

@@ -103,10 +103,44 @@ register_double_mistakes("chain-rule-joint", MISTAKES, [
 ])
 
 
+#: Two-mistake probabilities on both sides of the key, each sharing a mistake with the singles: with
+#: first-twice+last-twice alone every set with the key smallest was singles only, so the key was the
+#: choice one mistake from all the others (the mistake-hub reader found it 84 times in 104). Above
+#: the key: a mean or a sum of the wrong factors; below it: the log of a wrong product.
+register_double_mistakes("chain-rule-joint", MISTAKES, [
+    ("probability/geometric-mean", "probability/first-dropped", "(P / p_1)^(1/n)",
+     lambda f: (f["joint"] / f["probs"][0]) ** (1 / f["n"])),
+    ("probability/geometric-mean", "probability/first-twice", "(P * p_1)^(1/n)",
+     lambda f: (f["joint"] * f["probs"][0]) ** (1 / f["n"])),
+    ("probability/sum", "probability/first-dropped", "sum p_i - p_1", lambda f: sum(f["probs"][1:])),
+    ("probability/sum", "probability/first-twice", "sum p_i + p_1", lambda f: sum(f["probs"]) + f["probs"][0]),
+    ("probability/sum", "probability/last-twice", "sum p_i + p_n", lambda f: sum(f["probs"]) + f["probs"][-1]),
+    ("probability/log", "probability/first-twice", "ln P + ln p_1",
+     lambda f: f["log_p"] + math.log(f["probs"][0])),
+    ("probability/log", "probability/geometric-mean", "ln P / n", lambda f: f["log_p"] / f["n"]),
+    ("probability/geometric-mean", "probability/last-twice", "(P * p_n)^(1/n)",
+     lambda f: (f["joint"] * f["probs"][-1]) ** (1 / f["n"])),
+    ("probability/log", "probability/last-twice", "ln P + ln p_n",
+     lambda f: f["log_p"] + math.log(f["probs"][-1])),
+    ("probability/log", "probability/first-dropped", "ln P - ln p_1",
+     lambda f: f["log_p"] - math.log(f["probs"][0])),
+])
+#: Both ends counted twice with a third mistake: one mistake from that double and from the third
+#: mistake's doubles with one end, so more sets link another choice to as many others as the key.
+register_double_mistakes("chain-rule-joint", MISTAKES, [
+    ("probability/first-twice+last-twice", "probability/geometric-mean", "(P * p_1 * p_n)^(1/n)",
+     lambda f: (f["joint"] * f["probs"][0] * f["probs"][-1]) ** (1 / f["n"])),
+    ("probability/first-twice+last-twice", "probability/sum", "sum p_i + p_1 + p_n",
+     lambda f: sum(f["probs"]) + f["probs"][0] + f["probs"][-1]),
+    ("probability/first-twice+last-twice", "probability/log", "ln P + ln p_1 + ln p_n",
+     lambda f: f["log_p"] + math.log(f["probs"][0]) + math.log(f["probs"][-1])),
+])
+
+
 @register_family
 class ChainRuleJoint(Family):
     name = "chain-rule-joint"
-    version = 7  # v7: more wrong logs below the key; choices printed at one length where it stays short
+    version = 8  # v8: two-mistake probabilities on both sides of the key (the mistake hub found it 84 in 104)
     title = "Joint probability by the chain rule"
     summary = "Multiply next-token conditionals into a sequence probability, or sum their logs."
     tags = ("chain-rule", "likelihood")
