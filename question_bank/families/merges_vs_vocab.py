@@ -6,11 +6,13 @@ from typing import Any
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import numeric_options
+from question_bank.choices import N_DISTRACTORS, apart, known_mistakes, numeric_options, reaching_paths
 from question_bank.families._common import check_equal, int_answer
+from question_bank.families._hub_pool import POOL_TRIES, linked_pool, random_pool
 from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
-from question_bank.variant import Draft
+from question_bank.variant import Draft, Option
+from question_bank.choice_balance import MAX_POOL, candidate_sets, fit_problem, problem_weights
 from solutions import build_vocab, gpt_param_count
 
 ASKS = ("vocab_size", "merges_needed", "embedding_params")
@@ -55,6 +57,26 @@ MISTAKES = register_mistakes("merges-vs-vocab", [
      lambda f: (2 * f["base"] + f["merges"] + f["specials"]) * f["n_embd"], "The {base} base symbols have one row each."),
     ("embedding_params/rows-only", "rows-not-parameters", "vocab",
      lambda f: f["vocab"], "Each of the {vocab} rows holds d = {n_embd} parameters."),
+    # Mistakes on the side of the key that had fewest (below the vocabulary and its table, above the
+    # merges): there the only sets were single mistakes around the key, so the key was the mistake hub
+    # or the smallest (vocabulary size) far above chance; the doubles below share them.
+    ("vocab_size/specials-sign", "sign-slip-parts", "base + merges - specials",
+     lambda f: f["base"] + f["merges"] - f["specials"], "The {specials} special tokens are added, not subtracted."),
+    ("vocab_size/base-sign", "sign-slip-parts", "merges - base + specials",
+     lambda f: f["merges"] - f["base"] + f["specials"], "The {base} base symbols are added, not subtracted."),
+    ("embedding_params/specials-sign", "sign-slip-parts", "(base + merges - specials)*d",
+     lambda f: (f["base"] + f["merges"] - f["specials"]) * f["n_embd"],
+     "The {specials} special tokens add rows; they are not subtracted."),
+    ("embedding_params/base-sign", "sign-slip-parts", "(merges - base + specials)*d",
+     lambda f: (f["merges"] - f["base"] + f["specials"]) * f["n_embd"],
+     "The {base} base symbols add rows; they are not subtracted."),
+    # and above the table: its count in float32 bytes, so the key is not rarely the longest number
+    ("embedding_params/float32-bytes", "bytes-not-parameters", "4*vocab*d",
+     lambda f: 4 * f["vocab"] * f["n_embd"], "That is the table's size in float32 bytes; each parameter is one number."),
+    ("merges_needed/specials-sign", "sign-slip-parts", "vocab - base + specials",
+     lambda f: f["vocab"] - f["base"] + f["specials"], "The {specials} special tokens are subtracted, not added."),
+    ("merges_needed/base-sign", "sign-slip-parts", "vocab + base - specials",
+     lambda f: f["vocab"] + f["base"] - f["specials"], "The {base} base symbols are subtracted, not added."),
 ])
 
 
@@ -127,6 +149,33 @@ register_double_mistakes("merges-vs-vocab", MISTAKES, [
      lambda f: (2 * f["base"] + f["merges"]) * f["n_embd"]),
 ])
 
+#: Two mistakes sharing one of the mistakes above, so a set of them there need not make the key the hub.
+register_double_mistakes("merges-vs-vocab", MISTAKES, [
+    ("vocab_size/specials-sign", "vocab_size/no-base", "merges - specials", lambda f: f["merges"] - f["specials"]),
+    ("vocab_size/base-sign", "vocab_size/no-specials", "merges - base", lambda f: f["merges"] - f["base"]),
+    ("vocab_size/base-sign", "vocab_size/specials-sign", "merges - base - specials",
+     lambda f: f["merges"] - f["base"] - f["specials"]),
+    ("embedding_params/specials-sign", "embedding_params/rows-only", "base + merges - specials",
+     lambda f: f["base"] + f["merges"] - f["specials"]),
+    ("embedding_params/base-sign", "embedding_params/no-specials", "(merges - base)*d",
+     lambda f: (f["merges"] - f["base"]) * f["n_embd"]),
+    ("embedding_params/base-sign", "embedding_params/two-tables", "2*(merges - base + specials)*d",
+     lambda f: 2 * (f["merges"] - f["base"] + f["specials"]) * f["n_embd"]),
+    ("embedding_params/float32-bytes", "embedding_params/two-tables", "8*vocab*d",
+     lambda f: 8 * f["vocab"] * f["n_embd"]),
+    ("embedding_params/float32-bytes", "embedding_params/no-specials", "4*(base + merges)*d",
+     lambda f: 4 * (f["base"] + f["merges"]) * f["n_embd"]),
+    ("embedding_params/float32-bytes", "embedding_params/merge-adds-two", "4*(base + 2*merges + specials)*d",
+     lambda f: 4 * (f["base"] + 2 * f["merges"] + f["specials"]) * f["n_embd"]),
+    ("merges_needed/base-sign", "merges_needed/no-specials", "vocab + base", lambda f: f["vocab"] + f["base"]),
+    ("merges_needed/specials-sign", "merges_needed/no-base", "vocab + specials",
+     lambda f: f["vocab"] + f["specials"]),
+    ("merges_needed/base-sign", "merges_needed/specials-sign", "vocab + base + specials",
+     lambda f: f["vocab"] + f["base"] + f["specials"]),
+    ("merges_needed/specials-sign", "merges_needed/merge-adds-two", "(vocab - base + specials) // 2",
+     lambda f: (f["vocab"] - f["base"] + f["specials"]) // 2),
+])
+
 #: The merges counted as the vocabulary (or the vocabulary as the merges) is also both the base alphabet
 #: and the special tokens left out: one value, reached by one mistake or by those two. Declared after
 #: the single mistake, so the single names the value; the variant records the second way beside it,
@@ -136,10 +185,53 @@ register_double_mistakes("merges-vs-vocab", MISTAKES, [
     ("merges_needed/no-base", "merges_needed/no-specials", "vocab", lambda f: f["vocab"]),
 ])
 
+def _least_cued_pool(rng: np.random.Generator, value: int, text: str, wrong: list[Option]) -> list[Option]:
+    """Of a few pools of the usable ``wrong`` -- half of them doubles with the singles they share
+    (:func:`~question_bank.families._hub_pool.linked_pool`), half random cuts -- the one whose fitted
+    draw gives a content-blind player the most past chance the least (:func:`_pool_cue`)."""
+    usable = [o for o in known_mistakes(value, wrong) if o.text != text]
+    if len(usable) <= MAX_POOL:
+        return usable
+    pools = [(linked_pool if t % 2 else random_pool)(rng, usable) for t in range(POOL_TRIES)]
+    return min((_pool_cue(text, pool, wrong), t, pool) for t, pool in enumerate(pools))[2]
+
+
+def _pool_cue(key_text: str, pool: list[Option], ways: list[Option]) -> float:
+    """How far past chance the draw over ``pool`` leaves a player, under the draw's fitted weights.
+
+    As :func:`~question_bank.families._hub_pool.pool_excess`, except where an order's sets leave a
+    place of the key out of reach: the draw then spreads the key evenly over the places it reaches
+    (a third each of the value ranks when no set makes the key the largest), and that share past
+    chance counts, where ``pool_excess`` measures it against that even target and sees nothing.
+    A pool that lacked the mistakes below the key's table was kept that way (the key the smallest
+    0.32 of the time). ``ways`` are every computed mistake, so a value two formulas give is reached both ways.
+    """
+    sets = candidate_sets(len(pool), N_DISTRACTORS, lambda a, b: apart(pool[a], pool[b]))
+    if not sets:
+        return 1.0
+    problem = fit_problem(key_text, [o.text for o in pool], sets, reaching_paths(pool, ways))
+    orders, groups, chance = problem
+    weights = problem_weights(problem, len(sets))
+    excess = 0.0
+    for table, target in orders:
+        mass = weights @ table
+        shown = float(mass.sum())
+        if shown <= 0:
+            continue
+        reached = target[target > 0]
+        even = bool(np.allclose(reached, reached[0])) and reached[0] > chance + 1e-9
+        excess = max(excess, float((mass / shown - (chance if even else target)).max()))
+    for hit, applies in groups:
+        picked = float(weights @ applies)
+        if picked > 0:
+            excess = max(excess, float(weights @ hit) / picked - chance)
+    return excess
+
+
 @register_family
 class MergesVsVocab(Family):
     name = "merges-vs-vocab"
-    version = 8  # v8: the merges as the vocabulary (and back) is also reached by leaving out both the base and the specials; v7: two-mistake counts sharing a mistake with the single ones, so the key is not the mistake hub
+    version = 9  # v9: sign slips on the parts and the table in float32 bytes, with doubles sharing them, on the sides of the key that had few mistakes, and a pool chosen of a few so no player passes chance; v8: the merges as the vocabulary (and back) is also reached by leaving out both the base and the specials; v7: two-mistake counts sharing a mistake with the single ones, so the key is not the mistake hub
     title = "BPE merges and vocabulary size"
     summary = "Relate BPE merges, base alphabet and special tokens to vocabulary size and embedding parameters."
     tags = ("tokenization", "parameters")
@@ -175,9 +267,13 @@ class MergesVsVocab(Family):
                     + (f" The token table has V x d = {fmt.integer(vocab)} x {params['n_embd']} = "
                        f"{fmt.integer(value)} parameters." if ask == "embedding_params" else "")
                     + " GPT-1, for example, used 40,000 merges but a 40,478-entry vocabulary.")
-        wrong = wrong_options(MISTAKES, [k for k in MISTAKES if k.startswith(ask + "/")], self.facts(params),
-                              fmt.integer)
-        options = numeric_options(rng, value, fmt.integer(value), wrong,
+        # a sign slip on a small count of merges can go negative: no count of tokens is
+        wrong = [o for o in wrong_options(MISTAKES, [k for k in MISTAKES if k.startswith(ask + "/")],
+                                          self.facts(params), fmt.integer) if o.value > 0]
+        pool = _least_cued_pool(rng, value, fmt.integer(value), wrong)
+        shown = {o.text for o in pool}
+        ways = pool + [o for o in wrong if o not in pool and o.text in shown]
+        options = numeric_options(rng, value, fmt.integer(value), ways,
                                   "Correct: the vocabulary is base alphabet + merges + special tokens.")
         return Draft(parameters=params, stem=stem, answer=int_answer(value), options=options, solution=solution,
                      mistakes=wrong)
