@@ -185,18 +185,24 @@ register_double_mistakes("merges-vs-vocab", MISTAKES, [
     ("merges_needed/no-base", "merges_needed/no-specials", "vocab", lambda f: f["vocab"]),
 ])
 
-def _least_cued_pool(rng: np.random.Generator, value: int, text: str, wrong: list[Option]) -> list[Option]:
+def least_cued_pool(rng: np.random.Generator, value: Any, text: str, wrong: list[Option]) -> list[Option]:
     """Of a few pools of the usable ``wrong`` -- half of them doubles with the singles they share
     (:func:`~question_bank.families._hub_pool.linked_pool`), half random cuts -- the one whose fitted
-    draw gives a content-blind player the most past chance the least (:func:`_pool_cue`)."""
+    draw gives a content-blind player the most past chance the least (:func:`pool_cue`), followed by
+    the other mistakes printed as one of it (the draw keeps the first, and reads them as more ways to
+    reach it); all of ``wrong`` when the usable fit in one pool. Written here,
+    as :mod:`question_bank.families._hub_pool` is not this family's to change; tied-weights uses it too."""
     usable = [o for o in known_mistakes(value, wrong) if o.text != text]
     if len(usable) <= MAX_POOL:
-        return usable
+        return list(wrong)
     pools = [(linked_pool if t % 2 else random_pool)(rng, usable) for t in range(POOL_TRIES)]
-    return min((_pool_cue(text, pool, wrong), t, pool) for t, pool in enumerate(pools))[2]
+    pool = min((pool_cue(text, pool, wrong), t, pool) for t, pool in enumerate(pools))[2]
+    # then the other mistakes printed as a pool option: not choices, but the draw's ways to reach it
+    shown = {o.text for o in pool}
+    return pool + [o for o in wrong if o not in pool and o.text in shown]
 
 
-def _pool_cue(key_text: str, pool: list[Option], ways: list[Option]) -> float:
+def pool_cue(key_text: str, pool: list[Option], ways: list[Option]) -> float:
     """How far past chance the draw over ``pool`` leaves a player, under the draw's fitted weights.
 
     As :func:`~question_bank.families._hub_pool.pool_excess`, except where an order's sets leave a
@@ -270,10 +276,7 @@ class MergesVsVocab(Family):
         # a sign slip on a small count of merges can go negative: no count of tokens is
         wrong = [o for o in wrong_options(MISTAKES, [k for k in MISTAKES if k.startswith(ask + "/")],
                                           self.facts(params), fmt.integer) if o.value > 0]
-        pool = _least_cued_pool(rng, value, fmt.integer(value), wrong)
-        shown = {o.text for o in pool}
-        ways = pool + [o for o in wrong if o not in pool and o.text in shown]
-        options = numeric_options(rng, value, fmt.integer(value), ways,
+        options = numeric_options(rng, value, fmt.integer(value), least_cued_pool(rng, value, fmt.integer(value), wrong),
                                   "Correct: the vocabulary is base alphabet + merges + special tokens.")
         return Draft(parameters=params, stem=stem, answer=int_answer(value), options=options, solution=solution,
                      mistakes=wrong)
