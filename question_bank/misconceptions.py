@@ -218,6 +218,12 @@ _ENTRIES = (
                   "The base alphabet is the one the question gives; it is 256 only for byte-level BPE."),
     Misconception("forgot-special-tokens", "Special tokens forgotten",
                   "Special tokens such as start, delimiter and end are vocabulary entries too.", effect="omits"),
+    Misconception("bytes-not-parameters", "Bytes counted instead of parameters",
+                  "A parameter is one number; the 4 bytes a float32 takes to store it are memory, not "
+                  "parameters.", effect="adds"),
+    Misconception("sign-slip-parts", "A part counted with the wrong sign",
+                  "vocab = base + merges + specials: every part is added to the vocabulary, and solving "
+                  "for the merges subtracts the other two (moving a term across flips its sign)."),
     # --- masks, positions and decoding ----------------------------------
     Misconception("positions-off-by-one", "One position too few or too many",
                   "Positions 0 to T-1 are T positions; a count over them uses T, not T-1 or T+1."),

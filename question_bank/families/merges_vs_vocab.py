@@ -8,6 +8,7 @@ import numpy as np
 from question_bank import formatting as fmt
 from question_bank.choices import numeric_options
 from question_bank.families._common import check_equal, int_answer
+from question_bank.families._hub_pool import FEW_POOL_TRIES, least_cued_pool
 from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
@@ -55,6 +56,26 @@ MISTAKES = register_mistakes("merges-vs-vocab", [
      lambda f: (2 * f["base"] + f["merges"] + f["specials"]) * f["n_embd"], "The {base} base symbols have one row each."),
     ("embedding_params/rows-only", "rows-not-parameters", "vocab",
      lambda f: f["vocab"], "Each of the {vocab} rows holds d = {n_embd} parameters."),
+    # Mistakes on the side of the key that had fewest (below the vocabulary and its table, above the
+    # merges): there the only sets were single mistakes around the key, so the key was the mistake hub
+    # or the smallest (vocabulary size) far above chance; the doubles below share them.
+    ("vocab_size/specials-sign", "sign-slip-parts", "base + merges - specials",
+     lambda f: f["base"] + f["merges"] - f["specials"], "The {specials} special tokens are added, not subtracted."),
+    ("vocab_size/base-sign", "sign-slip-parts", "merges - base + specials",
+     lambda f: f["merges"] - f["base"] + f["specials"], "The {base} base symbols are added, not subtracted."),
+    ("embedding_params/specials-sign", "sign-slip-parts", "(base + merges - specials)*d",
+     lambda f: (f["base"] + f["merges"] - f["specials"]) * f["n_embd"],
+     "The {specials} special tokens add rows; they are not subtracted."),
+    ("embedding_params/base-sign", "sign-slip-parts", "(merges - base + specials)*d",
+     lambda f: (f["merges"] - f["base"] + f["specials"]) * f["n_embd"],
+     "The {base} base symbols add rows; they are not subtracted."),
+    # and above the table: its count in float32 bytes, so the key is not rarely the longest number
+    ("embedding_params/float32-bytes", "bytes-not-parameters", "4*vocab*d",
+     lambda f: 4 * f["vocab"] * f["n_embd"], "That is the table's size in float32 bytes; each parameter is one number."),
+    ("merges_needed/specials-sign", "sign-slip-parts", "vocab - base + specials",
+     lambda f: f["vocab"] - f["base"] + f["specials"], "The {specials} special tokens are subtracted, not added."),
+    ("merges_needed/base-sign", "sign-slip-parts", "vocab + base - specials",
+     lambda f: f["vocab"] + f["base"] - f["specials"], "The {base} base symbols are subtracted, not added."),
 ])
 
 
@@ -127,6 +148,33 @@ register_double_mistakes("merges-vs-vocab", MISTAKES, [
      lambda f: (2 * f["base"] + f["merges"]) * f["n_embd"]),
 ])
 
+#: Two mistakes sharing one of the mistakes above, so a set of them there need not make the key the hub.
+register_double_mistakes("merges-vs-vocab", MISTAKES, [
+    ("vocab_size/specials-sign", "vocab_size/no-base", "merges - specials", lambda f: f["merges"] - f["specials"]),
+    ("vocab_size/base-sign", "vocab_size/no-specials", "merges - base", lambda f: f["merges"] - f["base"]),
+    ("vocab_size/base-sign", "vocab_size/specials-sign", "merges - base - specials",
+     lambda f: f["merges"] - f["base"] - f["specials"]),
+    ("embedding_params/specials-sign", "embedding_params/rows-only", "base + merges - specials",
+     lambda f: f["base"] + f["merges"] - f["specials"]),
+    ("embedding_params/base-sign", "embedding_params/no-specials", "(merges - base)*d",
+     lambda f: (f["merges"] - f["base"]) * f["n_embd"]),
+    ("embedding_params/base-sign", "embedding_params/two-tables", "2*(merges - base + specials)*d",
+     lambda f: 2 * (f["merges"] - f["base"] + f["specials"]) * f["n_embd"]),
+    ("embedding_params/float32-bytes", "embedding_params/two-tables", "8*vocab*d",
+     lambda f: 8 * f["vocab"] * f["n_embd"]),
+    ("embedding_params/float32-bytes", "embedding_params/no-specials", "4*(base + merges)*d",
+     lambda f: 4 * (f["base"] + f["merges"]) * f["n_embd"]),
+    ("embedding_params/float32-bytes", "embedding_params/merge-adds-two", "4*(base + 2*merges + specials)*d",
+     lambda f: 4 * (f["base"] + 2 * f["merges"] + f["specials"]) * f["n_embd"]),
+    ("merges_needed/base-sign", "merges_needed/no-specials", "vocab + base", lambda f: f["vocab"] + f["base"]),
+    ("merges_needed/specials-sign", "merges_needed/no-base", "vocab + specials",
+     lambda f: f["vocab"] + f["specials"]),
+    ("merges_needed/base-sign", "merges_needed/specials-sign", "vocab + base + specials",
+     lambda f: f["vocab"] + f["base"] + f["specials"]),
+    ("merges_needed/specials-sign", "merges_needed/merge-adds-two", "(vocab - base + specials) // 2",
+     lambda f: (f["vocab"] - f["base"] + f["specials"]) // 2),
+])
+
 #: The merges counted as the vocabulary (or the vocabulary as the merges) is also both the base alphabet
 #: and the special tokens left out: one value, reached by one mistake or by those two. Declared after
 #: the single mistake, so the single names the value; the variant records the second way beside it,
@@ -139,7 +187,7 @@ register_double_mistakes("merges-vs-vocab", MISTAKES, [
 @register_family
 class MergesVsVocab(Family):
     name = "merges-vs-vocab"
-    version = 8  # v8: the merges as the vocabulary (and back) is also reached by leaving out both the base and the specials; v7: two-mistake counts sharing a mistake with the single ones, so the key is not the mistake hub
+    version = 9  # v9: sign slips on the parts and the table in float32 bytes, with doubles sharing them, on the sides of the key that had few mistakes, and a pool chosen of a few so no player passes chance; v8: the merges as the vocabulary (and back) is also reached by leaving out both the base and the specials; v7: two-mistake counts sharing a mistake with the single ones, so the key is not the mistake hub
     title = "BPE merges and vocabulary size"
     summary = "Relate BPE merges, base alphabet and special tokens to vocabulary size and embedding parameters."
     tags = ("tokenization", "parameters")
@@ -175,10 +223,12 @@ class MergesVsVocab(Family):
                     + (f" The token table has V x d = {fmt.integer(vocab)} x {params['n_embd']} = "
                        f"{fmt.integer(value)} parameters." if ask == "embedding_params" else "")
                     + " GPT-1, for example, used 40,000 merges but a 40,478-entry vocabulary.")
-        wrong = wrong_options(MISTAKES, [k for k in MISTAKES if k.startswith(ask + "/")], self.facts(params),
-                              fmt.integer)
-        options = numeric_options(rng, value, fmt.integer(value), wrong,
-                                  "Correct: the vocabulary is base alphabet + merges + special tokens.")
+        # a sign slip on a small count of merges can go negative: no count of tokens is
+        wrong = [o for o in wrong_options(MISTAKES, [k for k in MISTAKES if k.startswith(ask + "/")],
+                                          self.facts(params), fmt.integer) if o.value > 0]
+        options = numeric_options(rng, value, fmt.integer(value), least_cued_pool(
+            rng, value, fmt.integer(value), wrong, tries=FEW_POOL_TRIES, linked=True),
+            "Correct: the vocabulary is base alphabet + merges + special tokens.", ways=wrong)
         return Draft(parameters=params, stem=stem, answer=int_answer(value), options=options, solution=solution,
                      mistakes=wrong)
 
