@@ -117,7 +117,7 @@ class FineTuneObjective(Family):
         # shorter than the negative mistakes and the small means (the shortest player found it).
         # (The answer key lists the mistakes not drawn in their ordinary printing.)
         key_text, shown = at_common_width(value, wrong) or (fmt.num_tex(value), wrong)
-        options = numeric_options(rng, value, key_text, least_cued_pool(rng, value, key_text, shown, tries=3),
+        options = numeric_options(rng, value, key_text, least_cued_pool(rng, value, key_text, shown, tries=2),
                                   "Correct: two log-likelihoods, the LM one weighted by lambda.")
         return Draft(parameters=parameters, stem=stem, answer=float_answer(value, unit="nats"), options=options,
                      solution=solution, mistakes=wrong)
