@@ -9,7 +9,7 @@ from autograder.runtime.tolerances import QUESTION_FD_ATOL, QUESTION_FD_EPS
 from question_bank import formatting as fmt
 from question_bank.choices import at_common_width, numeric_options
 from question_bank.families._common import float_answer, plain_mean_cross_entropy
-from question_bank.mistakes import register_mistakes, register_sign_slips, wrong_options
+from question_bank.mistakes import register_double_mistakes, register_mistakes, register_sign_slips, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
 from solutions import cross_entropy_loss, softmax
@@ -48,10 +48,40 @@ register_sign_slips("dlogits-entry", MISTAKES, "negated",
                      "log-probability", "unnormalised", "one-fewer-position"])
 
 
+def _logit(f: dict[str, Any]) -> float:
+    return float(f["logits"][f["row"]][f["column"]])
+
+
+#: The entry is a numerator over a divisor, and a mistake of each kind can be made at once.
+#: Wrong numerators, by mistake: how it is written and computed.
+_NUMERATORS = {
+    "no-onehot": ("p", lambda f: f["p"]),
+    "logit-for-probability": ("(z - onehot)", lambda f: _logit(f) - f["onehot"]),
+    "log-probability": ("(ln p - onehot)", lambda f: float(np.log(f["p"])) - f["onehot"]),
+    "unnormalised": ("(e^z - onehot)", lambda f: float(np.exp(_logit(f))) - f["onehot"]),
+}
+#: Wrong divisors, by mistake: how the division is written and the divisor.
+_DIVISORS = {
+    "no-1-over-n": ("", lambda f: 1),
+    "over-vocab": (" / V", lambda f: f["V"]),
+    "one-fewer-position": (" / (N - 1)", lambda f: f["N"] - 1),
+}
+#: Both slips at once: with the sign slip as the only second mistake, the key was one mistake from
+#: every other single and the reader of every one-slip relation (the mistake hub) found it 34% of the
+#: time (expected share, seed 99, 300 variants); a wrong numerator over a wrong divisor sits beside
+#: both its singles (a square) or beside one of them (a rival hub).
+register_double_mistakes("dlogits-entry", MISTAKES, [
+    (numerator, divisor, top + bottom,
+     (lambda num, div: lambda f: num(f) / div(f))(num, div))
+    for numerator, (top, num) in _NUMERATORS.items()
+    for divisor, (bottom, div) in _DIVISORS.items()
+])
+
+
 @register_family
 class DlogitsEntry(Family):
     name = "dlogits-entry"
-    version = 7  # v7: the log-probability, unnormalised exponentials and N - 1 put mistakes beyond the key on its side; choices at one length
+    version = 8  # v8: a wrong numerator over a wrong divisor (two slips at once), so the key is not the mistake hub; v7: the log-probability, unnormalised exponentials and N - 1 put mistakes beyond the key on its side; choices at one length
     title = "An entry of the loss gradient"
     summary = "Compute one entry of dlogits = (softmax(logits) - onehot(target)) / N."
     tags = ("gradient", "cross-entropy")

@@ -30,10 +30,11 @@ from typing import Any, Callable
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import N_DISTRACTORS, at_common_width, can_pick_distractors, numeric_options
+from question_bank.choice_balance import MAX_POOL
+from question_bank.choices import N_DISTRACTORS, at_common_width, can_pick_distractors, known_mistakes, numeric_options
 from question_bank.errors import GenerationError, Redraw
 from question_bank.families._common import check_close, check_equal, float_answer, int_answer
-from question_bank.families._hub_pool import least_cued_pool
+from question_bank.families._hub_pool import POOL_TRIES, pool_excess, random_pool
 from question_bank.mistakes import (
     register_double_mistakes,
     register_mistakes,
@@ -56,6 +57,11 @@ def _softmax(row: list[float], j: int, base: float = math.e) -> float:
     top = max(row)
     powers = [base ** (z - top) for z in row]
     return powers[j] / math.fsum(powers)
+
+
+def _shifted_power(row: list[float], j: int, base: float = math.e) -> float:
+    """``base**(row[j] - max(row))``: the softmax's numerator after the max shift, never divided by the sum."""
+    return base ** (row[j] - max(row))
 
 
 def _column_softmax(f: dict[str, Any], n: int) -> float:
@@ -112,6 +118,23 @@ MISTAKES = register_mistakes(FAMILY, [
     ("probability/base-2", "wrong-log-base", "2^z_t / sum_k 2^z_k",
      lambda f: _softmax(f["z"][f["i"]], f["t"], base=2.0),
      "Softmax exponentiates with base e, not 2."),
+    # Base 10 sharpens the softmax where base 2 flattens it: with the target's logit the row's largest
+    # (a probability near 1), every other mistake lay below the key and the largest player found it
+    # 37% of the time (expected share, seed 99, 300 variants).
+    ("probability/base-10", "wrong-log-base", "10^z_t / sum_k 10^z_k",
+     lambda f: _softmax(f["z"][f["i"]], f["t"], base=10.0),
+     "Softmax exponentiates with base e, not 10."),
+    # The shifted exponential without the sum lies above the key (at 1 where the target's logit is
+    # the row's largest), where few other mistakes do.
+    ("probability/unnormalised", "softmax-not-normalised", "e^(z_t - max_k z_k)",
+     lambda f: _shifted_power(f["z"][f["i"]], f["t"]),
+     "That shifts by the row's maximum but never divides by the sum of the shifted exponentials."),
+    # Dividing by the mean of the exponentials is V times the key: above it even where the key is near 1
+    # and no value at most 1 is clearly apart from it.
+    ("probability/mean-normalised", "softmax-not-normalised", "e^z_t / mean_k e^z_k",
+     lambda f: f["V"] * f["p"],
+     "That divides by the mean of the exponentials; softmax divides by their sum, so the probabilities "
+     "sum to 1 (these sum to V = {V})."),
     ("probability/sigmoid", "sigmoid-for-softmax", "sigmoid(z[i, t])",
      lambda f: 1 / (1 + math.exp(-f["z"][f["i"]][f["t"]])),
      "That scores the target on its own with a sigmoid; softmax normalises over all {V} logits of the position."),
@@ -233,6 +256,30 @@ register_double_mistakes(FAMILY, MISTAKES, [
      lambda f: f["z"][f["i"]][f["t"]] - 1),
     ("gradient/log-probability", "gradient/no-1-over-n", "ln p - 1",
      lambda f: math.log(f["p"]) - 1),
+    ("probability/bias-dropped", "probability/base-10", "10^(hW)_t / sum_k 10^(hW)_k",
+     lambda f: _softmax(f["z_no_bias"][f["i"]], f["t"], base=10.0)),
+    ("probability/wrong-axis", "probability/base-10", "base-10 softmax over the positions",
+     lambda f: _softmax([row[f["t"]] for row in f["z"]], f["i"], base=10.0)),
+    ("probability/other-token", "probability/base-10", "10^z_other / sum_k 10^z_k",
+     lambda f: _softmax(f["z"][f["i"]], f["other"], base=10.0)),
+    ("probability/neighbour-row", "probability/base-10", "base-10 softmax(z[i±1])[t]",
+     lambda f: _softmax(f["z"][f["neighbour"]], f["t"], base=10.0)),
+    ("probability/unnormalised", "probability/base-2", "2^(z_t - max_k z_k)",
+     lambda f: _shifted_power(f["z"][f["i"]], f["t"], base=2.0)),
+    ("probability/unnormalised", "probability/bias-dropped", "e^((hW)_t - max_k (hW)_k)",
+     lambda f: _shifted_power(f["z_no_bias"][f["i"]], f["t"])),
+    ("probability/unnormalised", "probability/other-token", "e^(z_other - max_k z_k)",
+     lambda f: _shifted_power(f["z"][f["i"]], f["other"])),
+    ("probability/unnormalised", "probability/neighbour-row", "e^(z[i±1, t] - max_k z[i±1, k])",
+     lambda f: _shifted_power(f["z"][f["neighbour"]], f["t"])),
+    ("probability/mean-normalised", "probability/base-2", "2^z_t / mean_k 2^z_k",
+     lambda f: f["V"] * _softmax(f["z"][f["i"]], f["t"], base=2.0)),
+    ("probability/mean-normalised", "probability/bias-dropped", "e^(hW)_t / mean_k e^(hW)_k",
+     lambda f: f["V"] * _softmax(f["z_no_bias"][f["i"]], f["t"])),
+    ("probability/mean-normalised", "probability/other-token", "e^z_other / mean_k e^z_k",
+     lambda f: f["V"] * _softmax(f["z"][f["i"]], f["other"])),
+    ("probability/mean-normalised", "probability/neighbour-row", "e^z[i±1, t] / mean_k e^z[i±1, k]",
+     lambda f: f["V"] * _softmax(f["z"][f["neighbour"]], f["t"])),
     ("probability/neighbour-row", "probability/bias-dropped", "softmax(h_(i±1) @ W_head)[t]",
      lambda f: _softmax(f["z_no_bias"][f["neighbour"]], f["t"])),
     # the probability part's other pairs (the mistake hub found its key 18 times in 40, seed 99)
@@ -252,6 +299,28 @@ register_double_mistakes(FAMILY, MISTAKES, [
      lambda f: f["loss"] * f["N"] / math.log(10.0)),
     ("loss/bias-dropped", "loss/no-1-over-n", "sum over n of -ln p_n from h @ W_head",
      lambda f: _loss(f["z_no_bias"], f["targets"]) * f["N"]),
+])
+
+#: The loss part's slips of the scores (the logits, the softmax, which entries are scored) with a log in
+#: another base or a sum for the mean: each is that slip's loss scaled, by 1/ln 2 or 1/ln 10 (a log's base)
+#: or by N (a sum of N per-position terms). With the three doubles above only, the key was one slip from
+#: more choices than any other and the mistake hub found it 34% of the time (expected share, seed 0,
+#: 600 variants).
+_LOSS_SCALES = {"loss/log-base-2": ("in bits", lambda f: 1 / math.log(2.0)),
+                "loss/log-base-10": ("in base 10", lambda f: 1 / math.log(10.0)),
+                "loss/no-1-over-n": ("summed over the positions", lambda f: f["N"])}
+_LOSS_SCORES = ("loss/wrong-axis", "loss/bias-dropped", "loss/bias-twice", "loss/base-2-softmax",
+                "loss/whole-array", "loss/column-indexing", "loss/shifted-targets", "loss/over-vocab")
+register_double_mistakes(FAMILY, MISTAKES, [
+    (score, scale, f"{MISTAKES[score].formula}, {words}",
+     (lambda slip, factor: lambda f: slip(f) * factor(f))(MISTAKES[score].compute, factor))
+    for score in _LOSS_SCORES
+    for scale, (words, factor) in _LOSS_SCALES.items()
+    # a sum of the N x N block or of N - 1 shifted terms is not N times their mean; a sum divided by V
+    # is already summed
+    if not (scale == "loss/no-1-over-n" and score in ("loss/column-indexing", "loss/shifted-targets", "loss/over-vocab"))
+    and f"{score}+{scale.rsplit('/', 1)[-1]}" not in MISTAKES
+    and f"{scale}+{score.rsplit('/', 1)[-1]}" not in MISTAKES
 ])
 
 #: Three slips at once on the logit: a double with its sign flipped too, one mistake from the double
@@ -278,6 +347,41 @@ COMMON_WIDTH_PARTS = ("probability", "loss", "gradient")
 CHOICE_DRAWS = 20
 
 
+def _value_places(value: float, options: list[Option]) -> set[int]:
+    """The key's ranks among the values (how many shown choices lie below it) that some choice of
+    :data:`N_DISTRACTORS` of ``options`` gives, whether or not they are apart from each other."""
+    below = sum(float(o.value) < value for o in options)
+    above = sum(float(o.value) > value for o in options)
+    return {r for r in range(N_DISTRACTORS + 1) if r <= below and N_DISTRACTORS - r <= above}
+
+
+def _choice_pool(rng: np.random.Generator, value: Any, text: str, wrong: list[Option]) -> list[Option]:
+    """The usable ``wrong`` options to hand the draw: of :data:`POOL_TRIES` random cuts, one that keeps
+    every rank of the key among the values the whole list allows, the least cued of those.
+
+    The least cued cut alone (:func:`question_bank.families._hub_pool.least_cued_pool`) once measured
+    each order against the places that cut reaches, so a cut with no mistake below a gradient entry,
+    where the key can only be the smallest, scored as well as one where it can be anywhere: the
+    gradient's key was the smallest choice 80 times in 240 (seed 0, 1,000 variants). Judged against
+    chance it still missed a rank in 5 of 120 gradient parts (seed 7); here none may.
+    """
+    usable = [o for o in known_mistakes(value, wrong) if o.text != text]
+    if len(usable) <= MAX_POOL:
+        return usable
+    places = _value_places(float(value), usable)
+    best: tuple[int, float, list[Option]] | None = None
+    for _ in range(POOL_TRIES):
+        pool = random_pool(rng, usable)
+        missing = len(places - _value_places(float(value), pool))
+        if best is not None and missing > best[0]:
+            continue
+        excess = pool_excess(text, pool, ways=wrong)
+        if best is None or (missing, excess) < best[:2]:
+            best = (missing, excess, pool)
+    assert best is not None
+    return best[2]
+
+
 def _part_options(root: int, part: str, value: Any, text: str, wrong: list[Option], note: str) -> list[Option]:
     """A part's choices, drawn from its own generator (seeded by the scenario's root and the part).
 
@@ -288,7 +392,7 @@ def _part_options(root: int, part: str, value: Any, text: str, wrong: list[Optio
     for attempt in range(CHOICE_DRAWS):
         rng = np.random.default_rng([root, index, attempt])
         try:
-            options = numeric_options(rng, value, text, least_cued_pool(rng, value, text, wrong), note, ways=wrong)
+            options = numeric_options(rng, value, text, _choice_pool(rng, value, text, wrong), note, ways=wrong)
         except Redraw:
             continue
         return [options[int(k)] for k in rng.permutation(len(options))]
@@ -299,7 +403,7 @@ def _part_options(root: int, part: str, value: Any, text: str, wrong: list[Optio
 @register_family
 class LogitsToGradient(Family):
     name = FAMILY
-    version = 3  # v3: two- and three-mistake logits and probabilities that share a mistake with a single (the mistake hub); v2: the probability, loss and gradient parts print their choices at one length
+    version = 4  # v4: the probability gets the base-10 softmax, the unnormalised shifted exponential and the mean for the sum (values above a key near 1), the loss every slip of its scores in bits, base 10 and summed, so neither the largest value nor the mistake hub finds the key, and a pool cut that keeps every value rank the mistakes allow; v3: two- and three-mistake logits and probabilities that share a mistake with a single (the mistake hub); v2: the probability, loss and gradient parts print their choices at one length
     title = "From logits to the gradient"
     summary = "A multi-part item: one LM-head scenario from a logit to softmax, loss and a dlogits entry."
     tags = ("lm-head", "softmax", "cross-entropy", "gradient", "multi-part")

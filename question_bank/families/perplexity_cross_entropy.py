@@ -9,6 +9,7 @@ import numpy as np
 from question_bank import formatting as fmt
 from question_bank.choices import at_common_width, numeric_options
 from question_bank.families._common import LN2, check_close, float_answer
+from question_bank.families._hub_pool import least_cued_pool
 from question_bank.mistakes import register_double_mistakes, register_mistakes, register_sign_slips, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft, Option
@@ -75,13 +76,18 @@ MISTAKES = register_mistakes("perplexity-cross-entropy", [
      "That takes bits and divides by ln 2 again; the loss in nats is ln ppl."),
     ("bits_from_ppl/perplexity-converted", "perplexity-is-loss", "ppl / ln 2", lambda f: f["perplexity"] / LN2,
      "That leaves out the logarithm: the cross-entropy is the logarithm of the perplexity, not the perplexity."),
+    ("ppl_from_bits/over-ln2", "bits-vs-nats", "2^(loss / ln 2)", lambda f: 2 ** (f["loss"] / LN2),
+     "That divides the loss by ln 2, which turns nats into bits; the loss is already in bits, and perplexity "
+     "is 2^loss with the loss as given."),
+    ("nats_from_ppl/times-ln2", "bits-vs-nats", "ln ppl * ln 2", lambda f: f["nats"] * LN2,
+     "That multiplies by ln 2, as if converting bits to nats; ln ppl is already the loss in nats."),
     ("ppl_from_bits/base-2-nats", "bits-vs-nats", "2^(loss * ln 2)", lambda f: 2 ** (f["loss"] * LN2),
      "That converts the loss to nats (times ln 2); with a loss in bits, perplexity is 2^loss with the loss "
      "as given (a loss in nats would take e^loss)."),
 ])
 #: Each wrong base with the sign slip on top, so x / -x pairs appear around wrong values too.
 register_sign_slips("perplexity-cross-entropy", MISTAKES, "nats_from_ppl/negated",
-                    ["nats_from_ppl/log2", "nats_from_ppl/log10"])
+                    ["nats_from_ppl/log2", "nats_from_ppl/log10", "nats_from_ppl/times-ln2"])
 #: Wrong values one slip from another wrong value and not from the key: with single slips only, the key
 #: 2^loss was the value linked to the most others (2^ of the loss, e^ of it in nats, its reciprocal),
 #: and the hub player found it 72 times in 186 (seed 0, 1,000 variants, chance 46).
@@ -98,6 +104,12 @@ register_double_mistakes("perplexity-cross-entropy", MISTAKES, [
     ("ppl_from_bits/loss", "ppl_from_bits/base-2-nats", "loss * ln 2", lambda f: f["loss"] * LN2),
     ("ppl_from_bits/base-10", "ppl_from_bits/base-2-nats", "10^(loss * ln 2)", lambda f: 10 ** (f["loss"] * LN2)),
     ("ppl_from_bits/reciprocal", "ppl_from_bits/base-2-nats", "2^-(loss * ln 2)", lambda f: 2 ** -(f["loss"] * LN2)),
+    # the loss divided by ln 2 as if it were nats, then each slip of the base: above the key, where only
+    # the wrong bases were
+    ("ppl_from_bits/as-nats", "ppl_from_bits/over-ln2", "e^(loss / ln 2)", lambda f: math.exp(f["loss"] / LN2)),
+    ("ppl_from_bits/base-10", "ppl_from_bits/over-ln2", "10^(loss / ln 2)", lambda f: 10 ** (f["loss"] / LN2)),
+    ("ppl_from_bits/loss", "ppl_from_bits/over-ln2", "loss / ln 2", lambda f: f["loss"] / LN2),
+    ("ppl_from_bits/reciprocal", "ppl_from_bits/over-ln2", "2^-(loss / ln 2)", lambda f: 2 ** -(f["loss"] / LN2)),
     # the loss converted to bits and left there, or exponentiated with base 10; the sign slip with a wrong base
     ("ppl_from_nats/loss", "ppl_from_nats/as-bits", "loss / ln 2", lambda f: f["loss"] / LN2),
     ("ppl_from_nats/base-10", "ppl_from_nats/as-bits", "10^(loss / ln 2)", lambda f: 10 ** (f["loss"] / LN2)),
@@ -109,6 +121,10 @@ register_double_mistakes("perplexity-cross-entropy", MISTAKES, [
     ("bits_from_ppl/perplexity-converted", "bits_from_ppl/converted-twice", "ppl / (ln 2)^2",
      lambda f: f["perplexity"] / LN2 ** 2),
     # a base-10 log, then a wrong conversion: below the key, as the no-logarithm doubles are above it
+    ("nats_from_ppl/log10", "nats_from_ppl/times-ln2", "log10 ppl * ln 2", lambda f: math.log10(f["perplexity"]) * LN2),
+    ("nats_from_ppl/perplexity", "nats_from_ppl/times-ln2", "ppl * ln 2", lambda f: f["perplexity"] * LN2),
+    ("nats_from_ppl/perplexity", "nats_from_ppl/log2", "ppl / ln 2", lambda f: f["perplexity"] / LN2),
+    ("nats_from_ppl/perplexity", "nats_from_ppl/bits-converted", "ppl / (ln 2)^2", lambda f: f["perplexity"] / LN2 ** 2),
     ("bits_from_ppl/log10", "bits_from_ppl/times-ln2", "log10 ppl * ln 2", lambda f: math.log10(f["perplexity"]) * LN2),
     ("bits_from_ppl/log10", "bits_from_ppl/converted-twice", "log10 ppl / ln 2",
      lambda f: math.log10(f["perplexity"]) / LN2),
@@ -118,7 +134,7 @@ register_double_mistakes("perplexity-cross-entropy", MISTAKES, [
 @register_family
 class PerplexityCrossEntropy(Family):
     name = "perplexity-cross-entropy"
-    version = 8  # v8: wrong values with two slips at once sharing a slip with the single ones, so the key is not the mistake hub; v7: every choice printed at one length, two more mistakes of the perplexity from bits; v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
+    version = 9  # v9: the ln 2 slips of nats_from_ppl and ppl_from_bits alone and with the other slips, and a pool the draw can fit, so the key is not the mistake hub where every choice prints at one length; v8: wrong values with two slips at once sharing a slip with the single ones, so the key is not the mistake hub; v7: every choice printed at one length, two more mistakes of the perplexity from bits; v6: the draw also keeps the hub, sign-majority, half/double, close-pair and cut-text players at chance
     title = "Perplexity and mean cross-entropy"
     summary = "Convert a mean cross-entropy (nats or bits) into a perplexity, or a perplexity into one."
     tags = ("perplexity", "cross-entropy", "units")
@@ -148,7 +164,7 @@ class PerplexityCrossEntropy(Family):
                     f"unit: {how}.")
         parameters = {"ask": ask, "loss": loss, "unit": unit}
         key_text, wrong = self._printed(ppl, self._wrong(parameters))
-        options = numeric_options(rng, answer.value, key_text, wrong,
+        options = numeric_options(rng, answer.value, key_text, least_cued_pool(rng, answer.value, key_text, wrong, tries=3),
                                   "Correct: exponentiate in the base that matches the unit.")
         return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
                      mistakes=wrong)
@@ -167,7 +183,7 @@ class PerplexityCrossEntropy(Family):
                                if in_bits else "."))
         parameters = {"ask": ask, "perplexity": ppl, "unit": unit}
         key_text, wrong = self._printed(value, self._wrong(parameters))
-        options = numeric_options(rng, answer.value, key_text, wrong,
+        options = numeric_options(rng, answer.value, key_text, least_cued_pool(rng, answer.value, key_text, wrong, tries=3),
                                   "Correct: take the logarithm in the base of the unit.")
         return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
                      mistakes=wrong)
