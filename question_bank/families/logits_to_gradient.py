@@ -34,7 +34,7 @@ from question_bank.choice_balance import MAX_POOL
 from question_bank.choices import N_DISTRACTORS, at_common_width, can_pick_distractors, known_mistakes, numeric_options
 from question_bank.errors import GenerationError, Redraw
 from question_bank.families._common import check_close, check_equal, float_answer, int_answer
-from question_bank.families._hub_pool import POOL_TRIES, pool_excess, random_pool
+from question_bank.families._hub_pool import POOL_TRIES, linked_pool, pool_excess, random_pool
 from question_bank.mistakes import (
     register_double_mistakes,
     register_mistakes,
@@ -370,8 +370,9 @@ def _choice_pool(rng: np.random.Generator, value: Any, text: str, wrong: list[Op
         return usable
     places = _value_places(float(value), usable)
     best: tuple[int, float, list[Option]] | None = None
-    for _ in range(POOL_TRIES):
-        pool = random_pool(rng, usable)
+    for t in range(POOL_TRIES):
+        # every other cut the doubles with the singles they share: sets that take the hub off the key
+        pool = (linked_pool if t % 2 else random_pool)(rng, usable)
         missing = len(places - _value_places(float(value), pool))
         if best is not None and missing > best[0]:
             continue
@@ -403,7 +404,7 @@ def _part_options(root: int, part: str, value: Any, text: str, wrong: list[Optio
 @register_family
 class LogitsToGradient(Family):
     name = FAMILY
-    version = 4  # v4: the probability gets the base-10 softmax, the unnormalised shifted exponential and the mean for the sum (values above a key near 1), the loss every slip of its scores in bits, base 10 and summed, so neither the largest value nor the mistake hub finds the key, and a pool cut that keeps every value rank the mistakes allow; v3: two- and three-mistake logits and probabilities that share a mistake with a single (the mistake hub); v2: the probability, loss and gradient parts print their choices at one length
+    version = 5  # v5: every other pool cut is the doubles with the singles they share (the probability's mistake hub 0.275 -> 0.269 expected, seed 12345); v4: the probability gets the base-10 softmax, the unnormalised shifted exponential and the mean for the sum (values above a key near 1), the loss every slip of its scores in bits, base 10 and summed, so neither the largest value nor the mistake hub finds the key, and a pool cut that keeps every value rank the mistakes allow; v3: two- and three-mistake logits and probabilities that share a mistake with a single (the mistake hub); v2: the probability, loss and gradient parts print their choices at one length
     title = "From logits to the gradient"
     summary = "A multi-part item: one LM-head scenario from a logit to softmax, loss and a dlogits entry."
     tags = ("lm-head", "softmax", "cross-entropy", "gradient", "multi-part")
