@@ -33,7 +33,7 @@ def _fit_step_by_step(key_text: str, pool_texts: list[str], allowed: list[tuple[
     weights = np.full(len(allowed), 1.0 / len(allowed))
     for _ in range(FIT_ROUNDS):
         before = weights
-        for table, target in steps[::-1]:
+        for table, target, _ in steps[::-1]:
             shows = table.sum(axis=1) > 0
             spread = (weights @ table) / (weights @ shows)
             ratio = np.divide(target, spread, out=np.zeros_like(target), where=spread > 0)

@@ -725,6 +725,15 @@ def test_a_worker_that_dies_while_its_children_hold_its_pipes_is_not_called_a_ha
         assert call_ok(s, "fine") == 1
 
 
+def test_cpu_limit_stops_a_busy_load_as_a_timeout():
+    # A loop at the top level ends at its CPU limit or its wall clock, whichever comes first (on a
+    # busy machine the order turns): either way the student reads that it took too long.
+    with SandboxSession("while True:\n    pass\n", Limits(cpu_seconds=1, wall_seconds_per_call=8)) as s:
+        result = s.import_result
+    assert result.timed_out and not result.loaded and "CPU time limit" in result.error, result.error
+    assert result.seconds < 5
+
+
 def test_cpu_limit_stops_a_busy_worker():
     code = "def spin():\n    while True:\n        pass\n"
     with SandboxSession(code, Limits(cpu_seconds=1, wall_seconds_per_call=8)) as s:

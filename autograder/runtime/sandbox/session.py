@@ -344,6 +344,12 @@ class SandboxSession:
             return failed(f"the code did not finish running within {window:g} s (wall clock) and was "
                           "stopped: look for an endless loop or long computation at the top level.", True)
         except WorkerDied:
+            # A loop at the top level ends at whichever limit comes first, the CPU time or the wall
+            # clock (on a busy machine, the latter): either way it took too long, as for a call.
+            if ran_out_of_cpu(self._worker.exit_code(), self.isolation):
+                return failed(f"the code used up its CPU time limit of {self.limits.cpu_seconds} s while "
+                              "loading and was stopped: look for an endless loop or long computation at the "
+                              "top level.", True)
             return failed("the code stopped the worker process while loading: "
                           f"{describe_exit(self._worker.exit_code(), self.isolation, self.limits)}.")
         except WorkerProtocolError as exc:
