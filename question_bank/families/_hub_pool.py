@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from question_bank.choice_balance import MAX_POOL, candidate_sets, fit_problem, fitted_weights, problem_weights
-from question_bank.choices import N_DISTRACTORS, apart, known_mistakes, reaching_paths
+from question_bank.choices import N_DISTRACTORS, apart, known_mistakes, numeric_options, reaching_paths
 from question_bank.cues import mistake_parts, structure_links
 from question_bank.variant import Option
 
@@ -89,7 +89,8 @@ def least_cued_pool(rng: np.random.Generator, key_value: Any, key_text: str, wro
     ``linked`` every other one a :func:`linked_pool` (doubles with the singles they share), which a
     family with many doubles needs for sets that take the mistake hub off the key. Hand ``wrong`` to
     :func:`question_bank.choices.numeric_options` as its ``ways``: a value two formulas give is then
-    reached both ways in the draw, as in the judging of its pool here."""
+    reached both ways in the draw, as in the judging of its pool here (:func:`least_cued_options`
+    does both)."""
     usable = [o for o in known_mistakes(key_value, wrong) if o.text != key_text]
     if len(usable) <= MAX_POOL:
         return usable
@@ -98,6 +99,14 @@ def least_cued_pool(rng: np.random.Generator, key_value: Any, key_text: str, wro
         pool = (linked_pool if linked and t % 2 else random_pool)(rng, usable)
         scored.append((pool_excess(key_text, pool, k, wrong), t, pool))
     return min(scored)[2]
+
+
+def least_cued_options(rng: np.random.Generator, key_value: Any, key_text: str, wrong: Sequence[Option],
+                       correct_feedback: str, tries: int = POOL_TRIES, linked: bool = False) -> list[Option]:
+    """:func:`question_bank.choices.numeric_options` over the :func:`least_cued_pool` of ``wrong``, the
+    draw reading every way of ``wrong`` a value is reached, as the pool was judged."""
+    pool = least_cued_pool(rng, key_value, key_text, wrong, tries=tries, linked=linked)
+    return numeric_options(rng, key_value, key_text, pool, correct_feedback, ways=wrong)
 
 
 def hub_share(key_text: str, pool: Sequence[Option], k: int = N_DISTRACTORS,
@@ -140,4 +149,4 @@ def hub_fair_pool(rng: np.random.Generator, key_value: Any, key_text: str, wrong
     return best[1] if best is not None else []
 
 
-__all__ = ["FEW_POOL_TRIES", "POOL_TRIES", "hub_fair_pool", "hub_share", "least_cued_pool", "linked_pool", "pool_excess", "random_pool"]
+__all__ = ["FEW_POOL_TRIES", "POOL_TRIES", "hub_fair_pool", "hub_share", "least_cued_options", "least_cued_pool", "linked_pool", "pool_excess", "random_pool"]

@@ -6,10 +6,9 @@ from typing import Any
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import numeric_options
 from question_bank.errors import Redraw
 from question_bank.families._common import check_equal, int_answer
-from question_bank.families._hub_pool import least_cued_pool
+from question_bank.families._hub_pool import least_cued_options
 from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Answer, Draft, Option
@@ -153,8 +152,8 @@ class CausalMask(Family):
                     "applies this same mask to its own scores; the count is per head.")
         parameters = {"ask": ask, "T": T, "heads": heads}
         wrong = wrong_options(MISTAKES, [k for k in MISTAKES if k.startswith(ask + "/")], parameters, fmt.integer)
-        options = numeric_options(rng, value, fmt.integer(value), least_cued_pool(rng, value, fmt.integer(value), wrong),
-                                  "Correct: only keys after the query are blocked.", ways=wrong)
+        options = least_cued_options(rng, value, fmt.integer(value), wrong,
+                                     "Correct: only keys after the query are blocked.")
         return Draft(parameters=parameters, stem=stem, answer=int_answer(value, unit="pairs"),
                      options=options, solution=solution, mistakes=wrong)
 

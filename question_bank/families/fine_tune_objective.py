@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import at_common_width, numeric_options
+from question_bank.choices import at_common_width
 from question_bank.families._common import check_close, exact_product, float_answer, log_fraction, probabilities
-from question_bank.families._hub_pool import least_cued_pool
+from question_bank.families._hub_pool import least_cued_options
 from question_bank.mistakes import register_double_mistakes, register_mistakes, register_sign_slips, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
@@ -117,8 +117,8 @@ class FineTuneObjective(Family):
         # shorter than the negative mistakes and the small means (the shortest player found it).
         # (The answer key lists the mistakes not drawn in their ordinary printing.)
         key_text, shown = at_common_width(value, wrong) or (fmt.num_tex(value), wrong)
-        options = numeric_options(rng, value, key_text, least_cued_pool(rng, value, key_text, shown, tries=2),
-                                  "Correct: two log-likelihoods, the LM one weighted by lambda.")
+        options = least_cued_options(rng, value, key_text, shown,
+                                     "Correct: two log-likelihoods, the LM one weighted by lambda.", tries=2)
         return Draft(parameters=parameters, stem=stem, answer=float_answer(value, unit="nats"), options=options,
                      solution=solution, mistakes=wrong)
 

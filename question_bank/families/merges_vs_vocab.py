@@ -6,9 +6,8 @@ from typing import Any
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import numeric_options
 from question_bank.families._common import check_equal, int_answer
-from question_bank.families._hub_pool import FEW_POOL_TRIES, least_cued_pool
+from question_bank.families._hub_pool import FEW_POOL_TRIES, least_cued_options
 from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft
@@ -226,9 +225,9 @@ class MergesVsVocab(Family):
         # a sign slip on a small count of merges can go negative: no count of tokens is
         wrong = [o for o in wrong_options(MISTAKES, [k for k in MISTAKES if k.startswith(ask + "/")],
                                           self.facts(params), fmt.integer) if o.value > 0]
-        options = numeric_options(rng, value, fmt.integer(value), least_cued_pool(
-            rng, value, fmt.integer(value), wrong, tries=FEW_POOL_TRIES, linked=True),
-            "Correct: the vocabulary is base alphabet + merges + special tokens.", ways=wrong)
+        options = least_cued_options(rng, value, fmt.integer(value), wrong,
+                                     "Correct: the vocabulary is base alphabet + merges + special tokens.",
+                                     tries=FEW_POOL_TRIES, linked=True)
         return Draft(parameters=params, stem=stem, answer=int_answer(value), options=options, solution=solution,
                      mistakes=wrong)
 

@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import at_common_width, numeric_options
+from question_bank.choices import at_common_width
 from question_bank.families._common import LN2, check_close, float_answer
-from question_bank.families._hub_pool import least_cued_pool
+from question_bank.families._hub_pool import least_cued_options
 from question_bank.mistakes import register_double_mistakes, register_mistakes, register_sign_slips, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft, Option
@@ -164,8 +164,8 @@ class PerplexityCrossEntropy(Family):
                     f"unit: {how}.")
         parameters = {"ask": ask, "loss": loss, "unit": unit}
         key_text, wrong = self._printed(ppl, self._wrong(parameters))
-        options = numeric_options(rng, answer.value, key_text, least_cued_pool(rng, answer.value, key_text, wrong, tries=3),
-                                  "Correct: exponentiate in the base that matches the unit.")
+        options = least_cued_options(rng, answer.value, key_text, wrong,
+                                     "Correct: exponentiate in the base that matches the unit.", tries=3)
         return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
                      mistakes=wrong)
 
@@ -183,8 +183,8 @@ class PerplexityCrossEntropy(Family):
                                if in_bits else "."))
         parameters = {"ask": ask, "perplexity": ppl, "unit": unit}
         key_text, wrong = self._printed(value, self._wrong(parameters))
-        options = numeric_options(rng, answer.value, key_text, least_cued_pool(rng, answer.value, key_text, wrong, tries=3),
-                                  "Correct: take the logarithm in the base of the unit.")
+        options = least_cued_options(rng, answer.value, key_text, wrong,
+                                     "Correct: take the logarithm in the base of the unit.", tries=3)
         return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
                      mistakes=wrong)
 

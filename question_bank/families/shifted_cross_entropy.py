@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import at_common_width, numeric_options
-from question_bank.families._hub_pool import least_cued_pool
+from question_bank.choices import at_common_width
+from question_bank.families._hub_pool import least_cued_options
 from question_bank.cues import just_above
 from question_bank.families._common import LN2, check_close, float_answer, plain_mean_cross_entropy
 from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
@@ -117,9 +117,8 @@ class ShiftedCrossEntropy(Family):
         shown = [option for option in printed if not just_above(loss, float(option.value))]
         # of a few cuts of the mistakes to the draw's pool size, the one its fit leaves least cued: a
         # random cut often dropped the singles a double shares (mistake hub 210 in 664 at seed 0)
-        options = numeric_options(rng, answer.value, key_text,
-                                  least_cued_pool(rng, answer.value, key_text, shown),
-                                  "Correct: logits at t are scored against the token at t+1.")
+        options = least_cued_options(rng, answer.value, key_text, shown,
+                                     "Correct: logits at t are scored against the token at t+1.")
         return Draft(parameters=parameters, stem=stem, answer=answer, options=options, solution=solution,
                      mistakes=printed)
 

@@ -24,7 +24,7 @@ from question_bank import formatting as fmt
 from question_bank.choices import at_common_width, known_mistakes, numeric_options
 from question_bank.errors import Redraw
 from question_bank.families._common import check_close, float_answer
-from question_bank.families._hub_pool import least_cued_pool
+from question_bank.families._hub_pool import least_cued_options
 from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.variant import Draft, Option
@@ -337,8 +337,8 @@ class SoftmaxValues(Family):
                                                         facts, fmt.num_tex))
         # The shifted task's pool is the least cued of two cuts: cut at random, its key (a dozen mistakes and
         # more of them twice) was the mistake hub 31% of the time (expected share, seed 99, 300 variants).
-        pool = least_cued_pool(rng, value, key_text, wrong, tries=2) if ask == "shifted" else wrong
-        options = numeric_options(rng, value, key_text, pool, correct)
+        options = (least_cued_options(rng, value, key_text, wrong, correct, tries=2) if ask == "shifted"
+                   else numeric_options(rng, value, key_text, wrong, correct))
         return Draft(parameters=parameters, stem=stem, answer=float_answer(value), options=options,
                      solution=solution, mistakes=wrong)
 

@@ -6,10 +6,10 @@ from typing import Any, Callable
 import numpy as np
 
 from question_bank import formatting as fmt
-from question_bank.choices import numeric_options, pick_distractors
+from question_bank.choices import pick_distractors
 from question_bank.errors import Redraw
 from question_bank.families._common import check_equal, enumerate_param_counts, int_answer, shape_answer
-from question_bank.families._hub_pool import FEW_POOL_TRIES, least_cued_pool
+from question_bank.families._hub_pool import FEW_POOL_TRIES, least_cued_options
 from question_bank.mistakes import register_double_mistakes, register_mistakes, wrong_options
 from question_bank.registry import Family, register_family
 from question_bank.shape_probe import ShapeProbe
@@ -187,9 +187,9 @@ class TiedWeights(Family):
         wrong = self._wrong(ask, params, fmt.shape)
         # of a few pools of its mistakes, the one whose fit leaves no player past chance: a random cut
         # often left the key the mistake hub (the logits' shape 64 times in 185 at 1,000 variants)
-        options = numeric_options(rng, shape, fmt.shape(shape), least_cued_pool(
-            rng, shape, fmt.shape(shape), wrong, tries=FEW_POOL_TRIES, linked=True),
-            "Correct: the tied head multiplies by the transpose of E.", ways=wrong)
+        options = least_cued_options(rng, shape, fmt.shape(shape), wrong,
+                                     "Correct: the tied head multiplies by the transpose of E.",
+                                     tries=FEW_POOL_TRIES, linked=True)
         return Draft(parameters=params, stem=f"{intro} {question}", answer=shape_answer(shape),
                      options=options, solution=solution, mistakes=wrong)
 
@@ -218,9 +218,9 @@ class TiedWeights(Family):
         solution = (f"Untying adds one V x C matrix: {fmt.integer(V)} x {C} = {fmt.integer(V * C)}, so the "
                     f"total becomes {fmt.integer(tied['total'])} + {fmt.integer(V * C)} = {fmt.integer(total)}.")
         wrong = self._wrong("untied_total", params, fmt.integer)
-        options = numeric_options(rng, total, fmt.integer(total), least_cued_pool(
-            rng, total, fmt.integer(total), wrong, tries=FEW_POOL_TRIES, linked=True),
-            "Correct: untying adds exactly V*C parameters.", ways=wrong)
+        options = least_cued_options(rng, total, fmt.integer(total), wrong,
+                                     "Correct: untying adds exactly V*C parameters.",
+                                     tries=FEW_POOL_TRIES, linked=True)
         return Draft(parameters=params, stem=stem, answer=int_answer(total), options=options, solution=solution,
                      mistakes=wrong)
 
